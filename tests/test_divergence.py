@@ -1,0 +1,124 @@
+"""Appendix E: the exact Renyi divergence between Dirichlet distributions, eq. (16)-(17)."""
+
+import numpy as np
+import pytest
+from scipy import integrate
+
+from lib import DirichletMechanism, kl_divergence, log_multivariate_beta, renyi_divergence_dirichlet
+
+from ._reference import mp_renyi_dirichlet
+
+
+def _by_quadrature(u, v, lam):
+    """D_lam by numerical integration of p^lam q^(1-lam) (or p log p/q) over the simplex."""
+    u, v = np.asarray(u, float), np.asarray(v, float)
+    log_bu, log_bv = log_multivariate_beta(u), log_multivariate_beta(v)
+
+    def integrand(*y):
+        log_y = np.log([*y, 1 - sum(y)])
+        lp, lq = (u - 1) @ log_y - log_bu, (v - 1) @ log_y - log_bv
+        if lam == 1:
+            return np.exp(lp) * (lp - lq)
+        return np.exp(lam * lp + (1 - lam) * lq)
+
+    opts = dict(epsabs=0, epsrel=1e-11)
+    if len(u) == 2:
+        value = integrate.quad(lambda y: integrand(y), 0, 1, limit=200, **opts)[0]
+    else:
+        value = integrate.dblquad(lambda y2, y1: integrand(y1, y2), 0, 1, 0, lambda y1: 1 - y1, **opts)[0]
+    return value if lam == 1 else np.log(value) / (lam - 1)
+
+
+CASES_D2 = [([2.5, 4.0], [3.0, 3.2]), ([1.0, 1.3], [1.3, 1.0]), ([7.0, 2.0], [6.5, 2.4])]
+CASES_D3 = [([2.0, 3.0, 4.0], [2.0, 2.0, 5.0]), ([1.2, 1.5, 3.0], [1.5, 1.2, 3.0])]
+
+
+@pytest.mark.parametrize("lam", [1.0, 1.5, 2.0, 4.0])
+@pytest.mark.parametrize("u, v", CASES_D2 + CASES_D3)
+def test_matches_numerical_integration(u, v, lam):
+    assert renyi_divergence_dirichlet(u, v, lam) == pytest.approx(_by_quadrature(u, v, lam), rel=1e-7)
+
+
+def test_kl_is_the_limit_of_renyi_as_lam_tends_to_one():
+    u, v = [2.0, 3.0, 4.0], [2.5, 2.0, 5.0]
+    kl = renyi_divergence_dirichlet(u, v, 1.0)
+    assert renyi_divergence_dirichlet(u, v, 1.0 + 1e-7) == pytest.approx(kl, rel=1e-6)
+    assert renyi_divergence_dirichlet(u, v, 1.0 + 2.0**-52) == pytest.approx(kl, rel=1e-12)
+
+
+def test_divergence_of_equal_parameters_is_zero_and_grows_with_lam():
+    u = np.array([3.0, 0.5, 8.0])
+    assert renyi_divergence_dirichlet(u, u, 3.0) == 0.0
+    values = renyi_divergence_dirichlet(u, u + [1.0, 0.0, -1.0], np.array([1.0, 1.5, 2.0, 3.0]))
+    assert np.all(np.diff(values) > 0)  # Renyi divergences are non-decreasing in the order
+
+
+def test_infinite_where_the_integral_of_eq_16_diverges():
+    # w = u + (lam - 1)(u - v) = 1 + 2 (1 - 2) = -1 <= 0 in the first coordinate.
+    assert renyi_divergence_dirichlet([1.0, 2.0], [2.0, 1.0], 3.0) == np.inf
+    assert np.isfinite(renyi_divergence_dirichlet([1.0, 2.0], [2.0, 1.0], 1.9))
+
+
+@pytest.mark.parametrize("lam", [1.0, 1.0 + 2.0**-52, 1.0 + 1e-9, 1.01, 2.0, 20.0, 200.0])
+@pytest.mark.parametrize(
+    "counts, other",
+    [([11, 8, 65, 25, 38, 1], [11, 7, 65, 25, 38, 0]), ([10**6, 3 * 10**6, 0], [10**6, 3 * 10**6 - 1, 1]),
+     ([0, 0, 0, 5], [1, 0, 0, 5])],
+)
+def test_ten_digits_against_mpmath_for_mechanism_outputs(counts, other, lam):
+    mech = DirichletMechanism(0.5, lam)
+    u, v = mech.concentration(counts), mech.concentration(other)
+    for a, b in ((u, v), (v, u)):
+        assert renyi_divergence_dirichlet(a, b, lam) == pytest.approx(mp_renyi_dirichlet(a, b, lam), rel=1e-9)
+
+
+def test_broadcasts_over_leading_axes():
+    u = np.array([[2.0, 3.0, 4.0], [1.0, 1.0, 1.0]])
+    out = renyi_divergence_dirichlet(u[:, None, :], [2.0, 2.0, 5.0], np.array([1.0, 2.0, 3.0]))
+    assert out.shape == (2, 3)
+    assert out[0, 1] == renyi_divergence_dirichlet(u[0], [2.0, 2.0, 5.0], 2.0)
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (([1.0, 2.0], [1.0, 2.0], 0.5), r"lam must be in \[1, inf\)"),
+        (([1.0, 2.0], [1.0, 2.0], np.nan), "lam must be finite"),
+        (([0.0, 2.0], [1.0, 2.0], 2.0), r"u must be in \(0, inf\)"),
+        (([1.0, 2.0], [1.0, -2.0], 2.0), r"v must be in \(0, inf\)"),
+        (([1.0, np.inf], [1.0, 2.0], 2.0), "u must be finite"),
+        (([1.0], [1.0], 2.0), "at least two entries"),
+        (([1.0, 2.0], [1.0, 2.0, 3.0], 2.0), "same length d"),
+        (([[1.0, 2.0]] * 3, [[1.0, 2.0]] * 2, 2.0), "broadcast"),
+        (([1.0, 2.0], [1.0, 2.0], [2.0, 3.0]), None),
+    ],
+)
+def test_bad_input_raises(args, match):
+    if match is None:  # a vector of orders against a single pair is fine
+        assert renyi_divergence_dirichlet(*args).shape == (2,)
+        return
+    with pytest.raises(ValueError, match=match):
+        renyi_divergence_dirichlet(*args)
+
+
+def test_kl_divergence_of_categoricals():
+    p, q = np.array([0.2, 0.3, 0.5]), np.array([0.1, 0.6, 0.3])
+    assert kl_divergence(p, q) == pytest.approx(np.sum(p * np.log(p / q)), rel=1e-14)
+    assert kl_divergence(p, p) == 0.0
+    assert kl_divergence([0.0, 1.0], [0.5, 0.5]) == pytest.approx(np.log(2), rel=1e-15)  # 0 log 0 = 0
+    assert kl_divergence([0.5, 0.5], [0.0, 1.0]) == np.inf
+    assert kl_divergence(np.tile(p, (4, 1)), q).shape == (4,)
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (([0.5, 0.6], [0.5, 0.5]), "p must sum to 1"),
+        (([0.5, 0.5], [-0.5, 1.5]), r"q must be in \[0, inf\)"),
+        (([1.0], [1.0]), "at least two entries"),
+        (([0.5, 0.5], [0.2, 0.3, 0.5]), "same length d"),
+    ],
+)
+def test_kl_bad_input_raises(args, match):
+    with pytest.raises(ValueError, match=match):
+        kl_divergence(*args)
