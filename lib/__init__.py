@@ -9,7 +9,7 @@ from .accounting import rdp_to_dp
 from .divergence import kl_divergence, renyi_divergence_dirichlet
 from .mechanism import Calibration, DirichletMechanism, calibrate, rdp_epsilon
 from .neighbours import all_neighbours, random_neighbours
-from .special import log_multivariate_beta, trigamma, trigamma_bounds, trigamma_series
+from .special import log_multivariate_beta, tetragamma, trigamma, trigamma_bounds, trigamma_series
 
 __all__ = [
     "Calibration",
@@ -22,6 +22,7 @@ __all__ = [
     "random_neighbours",
     "rdp_to_dp",
     "renyi_divergence_dirichlet",
+    "tetragamma",
     "trigamma",
     "trigamma_bounds",
     "trigamma_series",

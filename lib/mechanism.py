@@ -21,13 +21,13 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy import special
-from scipy.optimize import elementwise
 
 from . import _validate
+from .special import _trigamma
 
 #: psi'(1) = pi^2 / 6, the largest value psi'(1 + g) can take when g >= 0.
 TRIGAMMA_AT_ONE = np.pi**2 / 6
+_MAX_NEWTON_STEPS = 100
 
 
 class Calibration(NamedTuple):
@@ -92,7 +92,40 @@ def rdp_epsilon(r, lam, l2_sq=2.0, linf=1.0, *, g_factor=3.0, count_floor=0.0):
         :math:`\\varepsilon = \\tfrac12\\lambda r^2\\Delta_2^2\\,\\psi'(1 + g(r) + r b)`.
     """
     r, _, _, _, k, c = _line1_constants(r, "r", lam, l2_sq, linf, g_factor, count_floor)
-    return (k * r**2 * special.polygamma(1, 1 + c * r))[()]
+    return (k * r**2 * _trigamma(1 + c * r))[()]
+
+
+def _solve_line1(epsilon, k, c):
+    """Line 1 for ``c > 0``: the root ``r`` of ``k r^2 psi'(1 + c r) = epsilon``, elementwise.
+
+    In ``t = log r`` the equation is ``f(t) = log k + 2t + log psi'(1 + c e^t) - log epsilon = 0``
+    with ``f`` strictly increasing (Lemma 2) and ``1 <= f'(t) <= 2`` (``x psi''(1+x) /
+    psi'(1+x)`` lies in ``[-1, 0]``). The bracket ``[log r_-, log r_+]`` comes from
+    eq. (6) (see :func:`calibrate`). Newton steps start at the left end; a step that
+    leaves the current bracket is replaced by bisection, and the bracket shrinks with
+    the sign of ``f``, so the iteration cannot escape or diverge. It stops once every
+    Newton step is below 1e-13 in ``log r``; the step after that is of the order of its
+    square, so ``r`` is exact to rounding.
+    """
+    log_target = np.log(epsilon) - np.log(k)
+    lo = 0.5 * log_target - 0.5 * np.log(TRIGAMMA_AT_ONE)  # log r_-: f(lo) <= 0
+    hi = np.log((epsilon * c + np.sqrt((epsilon * c) ** 2 + 4 * k * epsilon)) / (2 * k))  # f(hi) > 0
+    t = lo.copy()
+    for _ in range(_MAX_NEWTON_STEPS):
+        r = np.exp(t)
+        value, slope = _trigamma(1 + c * r, derivative=True)
+        f = 2 * t + np.log(value) - log_target
+        lo = np.where(f <= 0, t, lo)
+        hi = np.where(f > 0, t, hi)
+        step = f / (2 + c * r * slope / value)
+        newton = t - step
+        inside = (newton >= lo) & (newton <= hi)
+        t = np.where(inside, newton, 0.5 * (lo + hi))
+        if np.all(inside & (np.abs(step) <= 1e-13)):
+            return np.exp(t)
+    raise RuntimeError(  # pragma: no cover - Lemma 2 and the bracket rule this out
+        f"Line 1 did not converge in {_MAX_NEWTON_STEPS} steps for epsilon = {epsilon[:5]}"
+    )
 
 
 def calibrate(epsilon, lam, l2_sq=2.0, linf=1.0, *, g_factor=3.0, count_floor=0.0) -> Calibration:
@@ -101,13 +134,13 @@ def calibrate(epsilon, lam, l2_sq=2.0, linf=1.0, *, g_factor=3.0, count_floor=0.
     Solves :math:`\\varepsilon = \\tfrac12\\lambda r^2\\Delta_2^2\\,\\psi'(1 + 3(\\lambda-1)
     r\\Delta_\\infty)` for :math:`r` and sets :math:`\\alpha = 1 + 4(\\lambda - 1) r
     \\Delta_\\infty`. The right side is strictly increasing in :math:`r` from 0 to
-    infinity (Lemma 2), so the root is unique; it is found by Chandrupatla's
-    bracketing method (``scipy.optimize.elementwise.find_root``) in :math:`\\log r`,
-    vectorised over all inputs, from a bracket that eq. (6) guarantees:
+    infinity (Lemma 2), so the root is unique. It is found in :math:`\\log r` by a
+    bracketed Newton method, vectorised over all inputs, inside a bracket that eq. (6)
+    guarantees (with :math:`K = \\tfrac12\\lambda\\Delta_2^2` and :math:`\\psi'` evaluated
+    at :math:`1 + cr`):
 
     * :math:`\\psi'(1 + c r) \\le \\psi'(1)` gives :math:`r_- = \\sqrt{\\varepsilon /
-      (K\\psi'(1))}` with :math:`\\varepsilon(r_-) \\le \\varepsilon`
-      (:math:`K = \\tfrac12\\lambda\\Delta_2^2`);
+      (K\\psi'(1))}` with :math:`\\varepsilon(r_-) \\le \\varepsilon`;
     * :math:`\\psi'(y) > 1/y` gives :math:`r_+`, the positive root of
       :math:`K r^2 = \\varepsilon (1 + c r)`, with :math:`\\varepsilon(r_+) > \\varepsilon`.
 
@@ -126,7 +159,7 @@ def calibrate(epsilon, lam, l2_sq=2.0, linf=1.0, *, g_factor=3.0, count_floor=0.
     Returns
     -------
     Calibration
-        Named tuple ``(r, alpha)``, broadcast over the inputs.
+        Named tuple ``(r, alpha)``, broadcast over the inputs; floats for scalar input.
 
     Examples
     --------
@@ -138,29 +171,14 @@ def calibrate(epsilon, lam, l2_sq=2.0, linf=1.0, *, g_factor=3.0, count_floor=0.
     epsilon, lam, linf, g_factor, k, c = _line1_constants(
         epsilon, "epsilon", lam, l2_sq, linf, g_factor, count_floor
     )
-    r_lo = np.sqrt(epsilon / (k * TRIGAMMA_AT_ONE))
-    r = np.array(r_lo, dtype=float)
+    r = np.array(np.sqrt(epsilon / (k * TRIGAMMA_AT_ONE)))  # exact where c == 0
     solve = c > 0
     if np.any(solve):
-        eps, kk, cc = epsilon[solve], k[solve], c[solve]
-        r_hi = (eps * cc + np.sqrt((eps * cc) ** 2 + 4 * kk * eps)) / (2 * kk)
-
-        def excess(log_r, log_eps, kk, cc):
-            r = np.exp(log_r)
-            return np.log(kk) + 2 * log_r + np.log(special.polygamma(1, 1 + cc * r)) - log_eps
-
-        res = elementwise.find_root(
-            excess,
-            (np.log(r_lo[solve]), np.log(r_hi)),
-            args=(np.log(eps), kk, cc),
-            tolerances=dict(xatol=1e-14, xrtol=1e-15),
-        )
-        if not np.all(res.success):
-            failed = eps[~res.success]
-            raise RuntimeError(f"Line 1 root-finding did not converge for epsilon={failed[:5]}")
-        r[solve] = np.exp(res.x)
+        r[solve] = _solve_line1(epsilon[solve], k[solve], c[solve])
     alpha = 1 + (g_factor + 1) * (lam - 1) * r * linf
-    return Calibration(r[()], alpha[()])
+    if r.ndim == 0:
+        return Calibration(float(r), float(alpha))
+    return Calibration(r, alpha)
 
 
 class DirichletMechanism:
@@ -215,7 +233,9 @@ class DirichletMechanism:
             Non-negative finite counts :math:`f(x)`, ``d >= 2``.
         """
         counts = _validate.vectors(counts, "counts", positive_entries=False)
-        return self.r * counts + self.alpha
+        out = np.multiply(counts, self.r, order="C")  # a fresh C-ordered array, also for views
+        out += self.alpha
+        return out
 
     def release(self, counts, rng=None) -> np.ndarray:
         """Line 3: one draw :math:`y \\sim \\mathrm{Dirichlet}(r f(x) + \\alpha)` per vector.
@@ -237,5 +257,9 @@ class DirichletMechanism:
             so no draw underflows to an all-zero vector.
         """
         rng = _validate.generator(rng)
-        g = rng.standard_gamma(self.concentration(counts))
-        return g / g.sum(axis=-1, keepdims=True)
+        # Gamma draws overwrite their own shape parameters (each element depends only
+        # on its own parameter), so a release allocates one array of the batch's size.
+        y = self.concentration(counts)
+        rng.standard_gamma(y, out=y)
+        y /= y.sum(axis=-1, keepdims=True)
+        return y

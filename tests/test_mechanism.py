@@ -97,6 +97,25 @@ def test_release_is_reproducible_and_rows_are_independent():
     assert len({tuple(row) for row in a}) == 4  # identical inputs, distinct draws
 
 
+def test_release_is_normalised_gamma_draws_of_line_3():
+    # Line 3 as a Dirichlet draw: independent Gamma(r f_i + alpha) variables, normalised.
+    mech = DirichletMechanism(1.5, 4.0)
+    counts = np.array([[3.0, 0.0, 7.0], [10.0, 20.0, 30.0]])
+    g = np.random.default_rng(5).standard_gamma(mech.r * counts + mech.alpha)
+    expected = g / g.sum(axis=-1, keepdims=True)
+    np.testing.assert_allclose(mech.release(counts, rng=5), expected, rtol=1e-15)
+
+
+def test_release_accepts_views_of_any_layout():
+    mech = DirichletMechanism(1.0, 2.0)
+    counts = np.arange(12.0).reshape(3, 4)
+    for view in (np.broadcast_to(counts[0], (5, 4)), counts.T, np.asfortranarray(counts), counts[:, ::2]):
+        y = mech.release(view, rng=0)
+        assert y.shape == view.shape
+        np.testing.assert_allclose(y.sum(axis=-1), 1.0, rtol=1e-14)
+    np.testing.assert_array_equal(mech.release(np.asfortranarray(counts), rng=3), mech.release(counts, rng=3))
+
+
 def test_release_mean_matches_the_dirichlet_mean():
     mech = DirichletMechanism(0.5, 2.0)
     counts = np.array([3.0, 0.0, 12.0, 30.0])

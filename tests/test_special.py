@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 from scipy import special
 
-from lib import log_multivariate_beta, trigamma, trigamma_bounds, trigamma_series
+import mpmath as mp
+
+from lib import log_multivariate_beta, tetragamma, trigamma, trigamma_bounds, trigamma_series
 
 GRID = np.logspace(-3, 4, 400)
 
@@ -13,6 +15,16 @@ def test_trigamma_matches_scipy_and_known_values():
     assert trigamma(1.0) == pytest.approx(np.pi**2 / 6, rel=1e-15)
     assert trigamma(0.5) == pytest.approx(np.pi**2 / 2, rel=1e-15)
     np.testing.assert_allclose(trigamma(GRID), special.polygamma(1, GRID), rtol=1e-15)
+
+
+def test_trigamma_and_tetragamma_against_mpmath():
+    # Around the switch to the asymptotic tail (12) and far on both sides.
+    x = np.concatenate([np.logspace(-3, 8, 120), [1.0, 1.5, 11.999, 12.0, 12.001, 13.0]])
+    with mp.workdps(30):
+        psi1 = np.array([float(mp.psi(1, mp.mpf(v))) for v in x])
+        psi2 = np.array([float(mp.psi(2, mp.mpf(v))) for v in x])
+    np.testing.assert_allclose(trigamma(x), psi1, rtol=1e-15)
+    np.testing.assert_allclose(tetragamma(x), psi2, rtol=1e-15)
 
 
 def test_partial_sums_leave_a_tail_between_the_integral_bounds():
@@ -46,6 +58,8 @@ def test_log_multivariate_beta_against_beta_function():
     [
         (lambda: trigamma(0.0), r"x must be in \(0, inf\)"),
         (lambda: trigamma(np.nan), "x must be finite"),
+        (lambda: tetragamma(-1.0), r"x must be in \(0, inf\)"),
+        (lambda: trigamma_series(1.0, True), r"n_terms must be an integer"),
         (lambda: trigamma_series(1.0, 0), r"n_terms must be an integer in \[1, inf\)"),
         (lambda: trigamma_series(-1.0, 3), r"x must be in \(0, inf\)"),
         (lambda: trigamma_bounds(-2.0), r"x must be in \(0, inf\)"),
