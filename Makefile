@@ -67,4 +67,4 @@ benchmark: $(STAMP)
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis
-	find . -name __pycache__ -prune -not -path './.venv/*' -exec rm -rf {} +
+	find . -path ./.venv -prune -o -name __pycache__ -prune -exec rm -rf {} +
