@@ -58,12 +58,18 @@ def main() -> None:
     mech = DirichletMechanism(1.0, lam)
     counts = rng.integers(0, 1000, size=(10_000, 10)).astype(float)
     shape = mech.concentration(counts)
-    t_release = best_of(lambda: mech.release(counts, rng=np.random.default_rng(1)), repeat=20)
-    t_gamma = best_of(lambda: np.random.default_rng(1).standard_gamma(shape), repeat=20)
+    # Interleaved pairs, so that a slow spell of the machine hits both sides alike.
+    pairs = np.array([
+        (best_of(lambda: mech.release(counts, rng=np.random.default_rng(1)), repeat=3),
+         best_of(lambda: np.random.default_rng(1).standard_gamma(shape), repeat=3))
+        for _ in range(15)
+    ])
+    t_release, t_gamma = pairs.min(axis=0)
     print("release, (10^4, 10) histograms")
     print(f"  DirichletMechanism.release : {t_release * 1e3:7.2f} ms")
     print(f"  Generator.standard_gamma   : {t_gamma * 1e3:7.2f} ms")
-    print(f"  ratio                      : {t_release / t_gamma:7.2f}x  (target <= 1.5x)")
+    print(f"  ratio of the best times    : {t_release / t_gamma:7.2f}x  (target <= 1.5x)")
+    print(f"  median ratio of 15 pairs   : {np.median(pairs[:, 0] / pairs[:, 1]):7.2f}x")
 
 
 if __name__ == "__main__":

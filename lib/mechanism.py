@@ -109,7 +109,16 @@ def _solve_line1(epsilon, k, c):
     """
     log_target = np.log(epsilon) - np.log(k)
     lo = 0.5 * log_target - 0.5 * np.log(TRIGAMMA_AT_ONE)  # log r_-: f(lo) <= 0
-    hi = np.log((epsilon * c + np.sqrt((epsilon * c) ** 2 + 4 * k * epsilon)) / (2 * k))  # f(hi) > 0
+    # log r_+, the positive root of k r^2 = epsilon (1 + c r): f(hi) > 0 (hypot avoids overflow)
+    hi = np.log(epsilon * c + np.hypot(epsilon * c, 2 * np.sqrt(k * epsilon))) - np.log(2 * k)
+    with np.errstate(over="ignore"):
+        representable = np.isfinite(c * np.exp(hi)) & np.isfinite(k * np.exp(2 * hi))
+    if not np.all(representable):
+        raise ValueError(
+            "epsilon, lam, l2_sq and linf put the solution of Line 1 beyond double precision "
+            f"(c r or r^2 overflows for epsilon = {epsilon[~representable][:3]}); "
+            "rescale the sensitivities"
+        )
     t = lo.copy()
     for _ in range(_MAX_NEWTON_STEPS):
         r = np.exp(t)

@@ -177,6 +177,7 @@ BAD_CALLS = [
     (lambda: calibrate(1.0, 2.0, count_floor=-0.5), r"count_floor must be in \[0, inf\)"),
     (lambda: calibrate([1.0, 2.0], [2.0, 3.0, 4.0]), "do not broadcast"),
     (lambda: calibrate("one", 2.0), "epsilon must be a real number"),
+    (lambda: calibrate(1e4, 3.0, l2_sq=1e-150, linf=1e150), "beyond double precision"),
     (lambda: rdp_epsilon(0.0, 2.0), r"r must be in \(0, inf\)"),
     (lambda: rdp_epsilon(1.0, 0.9), r"lam must be in \[1, inf\)"),
     (lambda: DirichletMechanism(0.0, 2.0), r"epsilon must be in \(0, inf\)"),
