@@ -23,7 +23,7 @@ import pytest
 pytestmark = pytest.mark.browser
 
 HTML = Path(__file__).resolve().parents[1] / "_build" / "html"
-PAGES = ["book/intro.html", "notebooks/02_algorithm1.html"]
+PAGES = ["book/intro.html", "notebooks/02_algorithm1.html", "book/api.html"]
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
