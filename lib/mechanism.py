@@ -23,6 +23,8 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _validate
+from .divergence import renyi_divergence_dirichlet
+from .neighbours import all_neighbours
 from .special import _trigamma
 
 #: psi'(1) = pi^2 / 6, the largest value psi'(1 + g) can take when g >= 0.
@@ -95,20 +97,20 @@ def rdp_epsilon(r, lam, l2_sq=2.0, linf=1.0, *, g_factor=3.0, count_floor=0.0):
     return (k * r**2 * _trigamma(1 + c * r))[()]
 
 
-def _solve_line1(epsilon, k, c):
+def _solve_line1(epsilon, k, c, r_lo):
     """Line 1 for ``c > 0``: the root ``r`` of ``k r^2 psi'(1 + c r) = epsilon``, elementwise.
 
     In ``t = log r`` the equation is ``f(t) = log k + 2t + log psi'(1 + c e^t) - log epsilon = 0``
     with ``f`` strictly increasing (Lemma 2) and ``1 <= f'(t) <= 2`` (``x psi''(1+x) /
     psi'(1+x)`` lies in ``[-1, 0]``). The bracket ``[log r_-, log r_+]`` comes from
-    eq. (6) (see :func:`calibrate`). Newton steps start at the left end; a step that
+    eq. (6) (see :func:`calibrate`, which passes ``r_lo``). Newton steps start at the left end; a step that
     leaves the current bracket is replaced by bisection, and the bracket shrinks with
     the sign of ``f``, so the iteration cannot escape or diverge. It stops once every
     Newton step (or the bracket) is below 1e-13 in ``log r``; after a Newton step that
     small the error is of the order of its square, so ``r`` is exact to rounding.
     """
     log_target = np.log(epsilon) - np.log(k)
-    lo = 0.5 * log_target - 0.5 * np.log(TRIGAMMA_AT_ONE)  # log r_-: f(lo) <= 0
+    lo = np.log(r_lo)  # f(lo) <= 0
     # log r_+, the positive root of k r^2 = epsilon (1 + c r): f(hi) > 0 (hypot avoids overflow)
     hi = np.log(epsilon * c + np.hypot(epsilon * c, 2 * np.sqrt(k * epsilon))) - np.log(2 * k)
     with np.errstate(over="ignore"):
@@ -185,7 +187,7 @@ def calibrate(epsilon, lam, l2_sq=2.0, linf=1.0, *, g_factor=3.0, count_floor=0.
     r = np.array(np.sqrt(epsilon / (k * TRIGAMMA_AT_ONE)))  # exact where c == 0
     solve = c > 0
     if np.any(solve):
-        r[solve] = _solve_line1(epsilon[solve], k[solve], c[solve])
+        r[solve] = _solve_line1(epsilon[solve], k[solve], c[solve], r[solve])
     alpha = 1 + (g_factor + 1) * (lam - 1) * r * linf
     if r.ndim == 0:
         return Calibration(float(r), float(alpha))
@@ -247,6 +249,34 @@ class DirichletMechanism:
         out = np.multiply(counts, self.r, order="C")  # a fresh C-ordered array, also for views
         out += self.alpha
         return out
+
+    def worst_neighbour(self, counts):
+        """The privacy this mechanism actually spends on one histogram.
+
+        Theorem 1 bounds :math:`D_\\lambda` between the outputs on any two
+        neighbouring datasets by :math:`\\varepsilon`. For a given histogram the
+        exact worst case is a maximum over its neighbours (:func:`lib.all_neighbours`)
+        and both directions of the divergence, eqs. (16)-(17).
+
+        Parameters
+        ----------
+        counts : array_like of int, shape (d,)
+            Non-negative whole counts.
+
+        Returns
+        -------
+        divergence : float
+            The largest exact Renyi divergence of order ``lam``; below ``epsilon``
+            by Theorem 1.
+        neighbour : ndarray, shape (d,)
+            A neighbouring histogram that attains it.
+        """
+        counts = np.asarray(counts, dtype=float)
+        neighbours = all_neighbours(counts)
+        u, v = self.concentration(counts), self.concentration(neighbours)
+        spent = np.maximum(renyi_divergence_dirichlet(u, v, self.lam), renyi_divergence_dirichlet(v, u, self.lam))
+        worst = int(np.argmax(spent))
+        return float(spent[worst]), neighbours[worst]
 
     def release(self, counts, rng=None) -> np.ndarray:
         """Line 3: one draw :math:`y \\sim \\mathrm{Dirichlet}(r f(x) + \\alpha)` per vector.

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lib import DirichletMechanism, calibrate, rdp_epsilon, renyi_divergence_dirichlet
+from lib import DirichletMechanism, all_neighbours, calibrate, rdp_epsilon, renyi_divergence_dirichlet
 
 from ._reference import neighbour
 
@@ -133,6 +133,19 @@ def test_release_mean_matches_the_dirichlet_mean():
     mean, var = a / a.sum(), a * (a.sum() - a) / (a.sum() ** 2 * (a.sum() + 1))
     # Five standard errors: a false alarm has probability below 1e-5 per coordinate.
     assert np.all(np.abs(y.mean(axis=0) - mean) < 5 * np.sqrt(var / n))
+
+
+def test_worst_neighbour_is_the_maximum_over_all_neighbours_and_directions():
+    mech = DirichletMechanism(1.0, 2.0)
+    counts = np.array([4.0, 0.0, 9.0])
+    spent, worst = mech.worst_neighbour(counts)
+    u = mech.concentration(counts)
+    divergences = [max(renyi_divergence_dirichlet(u, mech.concentration(n), 2.0),
+                       renyi_divergence_dirichlet(mech.concentration(n), u, 2.0))
+                   for n in all_neighbours(counts)]
+    assert spent == max(divergences) and spent < mech.epsilon
+    assert renyi_divergence_dirichlet(mech.concentration(worst), u, 2.0) == spent or \
+        renyi_divergence_dirichlet(u, mech.concentration(worst), 2.0) == spent
 
 
 def test_repr_names_the_calibration():
