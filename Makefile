@@ -6,6 +6,10 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 NOTEBOOKS := $(wildcard notebooks/[0-9]*.md)
 SANITIZE  := tests/nbval_sanitize.cfg
+# Chapters with real data read the UCI files from this folder (README, "Data");
+# by default the shared folder next to the project, when it exists.
+DIRICHLET_DATA_DIR ?= $(if $(wildcard ../shared/data/uci),$(abspath ../shared/data/uci))
+export DIRICHLET_DATA_DIR
 
 .PHONY: book test notebooks check-sync unit nbval html browser benchmark clean
 .DEFAULT_GOAL := test

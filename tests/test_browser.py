@@ -22,8 +22,11 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-HTML = Path(__file__).resolve().parents[1] / "_build" / "html"
-PAGES = ["book/intro.html", "notebooks/02_algorithm1.html", "book/api.html"]
+ROOT = Path(__file__).resolve().parents[1]
+HTML = ROOT / "_build" / "html"
+# The landing page, the API page and every chapter.
+PAGES = ["book/intro.html", "book/api.html"] + sorted(
+    f"notebooks/{source.stem}.html" for source in (ROOT / "notebooks").glob("[0-9]*.md"))
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
