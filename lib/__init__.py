@@ -7,6 +7,7 @@ between Dirichlet distributions and the RDP-to-DP conversion of Appendix B.
 
 from .accounting import rdp_to_dp
 from .divergence import kl_divergence, renyi_divergence_dirichlet
+from .moments import output_bias, output_mean, output_raw_moment, output_variance
 from .mechanism import Calibration, DirichletMechanism, calibrate, rdp_epsilon
 from .neighbours import all_neighbours, random_neighbours
 from .special import log_multivariate_beta, tetragamma, trigamma, trigamma_bounds, trigamma_series
@@ -18,6 +19,10 @@ __all__ = [
     "calibrate",
     "kl_divergence",
     "log_multivariate_beta",
+    "output_bias",
+    "output_mean",
+    "output_raw_moment",
+    "output_variance",
     "rdp_epsilon",
     "random_neighbours",
     "rdp_to_dp",
