@@ -62,7 +62,8 @@ notebooks: $(STAMP)
 	  if [ -f $$nb ]; then update=--update; else update=; fi; \
 	  $(BIN)/jupytext --quiet --to ipynb $$update $$md && \
 	  $(BIN)/jupyter nbconvert --log-level=WARN --to notebook --execute --inplace \
-	    --ExecutePreprocessor.record_timing=False --ExecutePreprocessor.timeout=1200 $$nb || exit 1; \
+	    --ExecutePreprocessor.record_timing=False --ExecutePreprocessor.coalesce_streams=True \
+	    --ExecutePreprocessor.timeout=1200 $$nb || exit 1; \
 	done
 
 ## benchmark: speed ratios of the vectorised core (not part of make test)

@@ -5,7 +5,8 @@ calibration of Algorithm 1, the mechanism itself, the exact Renyi divergence
 between Dirichlet distributions and the RDP-to-DP conversion of Appendix B.
 """
 
-from .accounting import rdp_to_dp
+from .accounting import (OrderChoice, dp_to_rdp, expected_kl_loss, fixed_order, min_order,
+                         optimal_order, rdp_to_dp)
 from .divergence import kl_divergence, renyi_divergence_dirichlet
 from .moments import output_bias, output_mean, output_raw_moment, output_variance
 from .mechanism import Calibration, DirichletMechanism, calibrate, rdp_epsilon
@@ -13,18 +14,24 @@ from .neighbours import all_neighbours, random_neighbours
 from .special import log_multivariate_beta, tetragamma, trigamma, trigamma_bounds, trigamma_series
 
 __all__ = [
-    "Calibration",
-    "DirichletMechanism",
     "all_neighbours",
     "calibrate",
+    "Calibration",
+    "DirichletMechanism",
+    "dp_to_rdp",
+    "expected_kl_loss",
+    "fixed_order",
     "kl_divergence",
     "log_multivariate_beta",
+    "min_order",
+    "optimal_order",
+    "OrderChoice",
     "output_bias",
     "output_mean",
     "output_raw_moment",
     "output_variance",
-    "rdp_epsilon",
     "random_neighbours",
+    "rdp_epsilon",
     "rdp_to_dp",
     "renyi_divergence_dirichlet",
     "tetragamma",
