@@ -5,10 +5,9 @@ calibration of Algorithm 1, the mechanism itself, the exact Renyi divergence
 between Dirichlet distributions and the RDP-to-DP conversion of Appendix B.
 """
 
-from .accounting import (OrderChoice, dp_to_rdp, expected_kl_loss, fixed_order, min_order,
-                         optimal_order, rdp_to_dp)
+from .accounting import OrderChoice, dp_to_rdp, fixed_order, min_order, optimal_order, rdp_to_dp
 from .divergence import kl_divergence, renyi_divergence_dirichlet
-from .moments import output_bias, output_mean, output_raw_moment, output_variance
+from .moments import expected_kl_loss, output_bias, output_mean, output_raw_moment, output_variance
 from .mechanism import Calibration, DirichletMechanism, calibrate, rdp_epsilon
 from .neighbours import all_neighbours, random_neighbours
 from .special import log_multivariate_beta, tetragamma, trigamma, trigamma_bounds, trigamma_series

@@ -16,6 +16,7 @@ from scipy import optimize, special
 
 from . import _validate
 from .mechanism import calibrate
+from .moments import expected_kl_loss
 
 
 def rdp_to_dp(epsilon, lam, delta):
@@ -183,45 +184,6 @@ def min_order(epsilon_hat, delta):
         lo -= 1.0
     t = optimize.brentq(budget, lo, hi, xtol=1e-13, rtol=4 * np.finfo(float).eps)
     return float(1 + np.exp(t))
-
-
-def expected_kl_loss(counts, r, alpha):
-    """Expected KL loss :math:`E\\,D_{KL}(\\tilde f \\,\\|\\, y)` of one Algorithm 1 release.
-
-    For :math:`y \\sim \\mathrm{Dirichlet}(a)` with :math:`a = r f + \\alpha`,
-    :math:`E \\log y_i = \\psi(a_i) - \\psi(\\sum_j a_j)` (:math:`\\psi` the digamma
-    function), so with :math:`\\tilde f = f / N_f`
-
-    .. math::
-        E\\, D_{KL}(\\tilde f \\,\\|\\, y) = \\sum_i \\tilde f_i \\log \\tilde f_i
-        - \\sum_i \\tilde f_i \\psi(r f_i + \\alpha) + \\psi(r N_f + d\\alpha),
-
-    the loss that Section 4 of the paper bounds, here in closed form.
-
-    Parameters
-    ----------
-    counts : array_like, shape (..., d)
-        Non-negative counts :math:`f`, ``d >= 2``, not all zero.
-    r, alpha : array_like
-        Positive scale and pseudo-count, broadcast against ``counts[..., 0]``.
-
-    Returns
-    -------
-    ndarray or float
-        The expected loss, one per histogram / parameter pair.
-    """
-    counts = _validate.vectors(counts, "counts", positive_entries=False)
-    total = counts.sum(axis=-1)
-    if np.any(total <= 0):
-        raise ValueError("counts must have a positive total along the last axis")
-    r = _validate.positive(r, "r")
-    alpha = _validate.positive(alpha, "alpha")
-    total, r, alpha = _validate.broadcast(total=total, r=r, alpha=alpha)
-    share = counts / counts.sum(axis=-1, keepdims=True)
-    a = r[..., None] * counts + alpha[..., None]
-    d = counts.shape[-1]
-    entropy = special.xlogy(share, share).sum(axis=-1)
-    return (entropy - (share * special.digamma(a)).sum(axis=-1) + special.digamma(r * total + d * alpha))[()]
 
 
 def _reference(counts):

@@ -22,6 +22,7 @@ from scipy import optimize, special, stats
 
 from . import _validate
 from .mechanism import calibrate
+from .moments import expected_kl_loss
 from .special import log_multivariate_beta
 
 #: ``beta`` may fall short of :func:`min_beta` by this relative amount (rounding).
@@ -579,7 +580,7 @@ def kl_moments(p, alpha, beta):
     beta = _validate.scalar(_validate.positive(beta, "beta"), "beta")
     a = beta * p + alpha
     a0 = a.sum()
-    mean = special.xlogy(p, p).sum() - np.dot(p, special.digamma(a) - special.digamma(a0))
+    mean = expected_kl_loss(p, beta, alpha)
     variance = np.dot(p**2, special.polygamma(1, a)) - special.polygamma(1, a0)
     return float(mean), float(max(variance, 0.0))
 

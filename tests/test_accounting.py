@@ -229,11 +229,3 @@ def test_optimal_order_respects_lam_max_and_raises_when_infeasible():
 def test_order_choice_bad_input_raises(call, match):
     with pytest.raises(ValueError, match=match):
         call()
-
-
-def test_expected_kl_loss_agrees_with_the_utility_chapter_if_present():
-    utility = pytest.importorskip("lib.utility")
-    share = PAPER_COUNTS / PAPER_COUNTS.sum()
-    r, alpha = 0.4, 7.0
-    mean, _ = utility.kl_moments(share, alpha, r * PAPER_COUNTS.sum())
-    assert expected_kl_loss(PAPER_COUNTS, r, alpha) == pytest.approx(mean, rel=1e-12)
