@@ -69,6 +69,7 @@ notebooks: $(STAMP)
 ## benchmark: speed ratios of the vectorised core (not part of make test)
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_mechanism.py
+	$(BIN)/python benchmarks/bench_naive_bayes.py
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis

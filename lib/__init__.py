@@ -2,13 +2,19 @@
 
 A small, validated, vectorised implementation of Ponnoprat (TMLR 2023): the
 calibration of Algorithm 1, the mechanism itself, the exact Renyi divergence
-between Dirichlet distributions and the RDP-to-DP conversion of Appendix B.
+between Dirichlet distributions, the RDP-to-DP conversion of Appendix B, the
+Gaussian and Laplace baselines and a private naive Bayes classifier. The data
+layer (``lib.data``, ``lib.preprocessing``), the experiment runner
+(``lib.experiments``) and the chapter-specific checks (``lib.audit``,
+``lib.utility``, ``lib.counterexample``) are imported from their modules.
 """
 
 from .accounting import OrderChoice, dp_to_rdp, fixed_order, min_order, optimal_order, rdp_to_dp
+from .baselines import GaussianMechanism, LaplaceMechanism
 from .divergence import kl_divergence, renyi_divergence_dirichlet
 from .moments import expected_kl_loss, output_bias, output_mean, output_raw_moment, output_variance
 from .mechanism import Calibration, DirichletMechanism, calibrate, rdp_epsilon
+from .naive_bayes import PrivateNaiveBayes
 from .neighbours import all_neighbours, random_neighbours
 from .special import log_multivariate_beta, tetragamma, trigamma, trigamma_bounds, trigamma_series
 
@@ -20,7 +26,9 @@ __all__ = [
     "dp_to_rdp",
     "expected_kl_loss",
     "fixed_order",
+    "GaussianMechanism",
     "kl_divergence",
+    "LaplaceMechanism",
     "log_multivariate_beta",
     "min_order",
     "optimal_order",
@@ -29,6 +37,7 @@ __all__ = [
     "output_mean",
     "output_raw_moment",
     "output_variance",
+    "PrivateNaiveBayes",
     "random_neighbours",
     "rdp_epsilon",
     "rdp_to_dp",

@@ -1,0 +1,405 @@
+"""Categorical naive Bayes with privately released parameters (Section 5.1).
+
+The model of eq. (10): a class prior :math:`\\pi_j = \\Pr[y = j]` and, for every
+attribute :math:`k` and class :math:`j`, a distribution
+:math:`\\theta^k_{j\\cdot} = \\Pr[x_k = \\cdot \\mid y = j]` over the values of that
+attribute, so that
+
+.. math::
+    \\Pr[y = j \\mid x_1, \\dots, x_K] \\propto \\pi_j \\prod_{k=1}^K \\theta^k_{j x_k}.
+
+A mechanism releases :math:`\\pi` from the class counts :math:`N_j` and each row
+:math:`\\theta^k_{j\\cdot}` from the counts :math:`N^k_{jc}`, :math:`c \\in \\mathcal X_k`
+(one release per attribute, all class rows at once). The privacy budget is split
+by :func:`release_budget`, the one place where the accounting lives.
+
+Everything is vectorised over a batch of independent releases (``n_draws``), so
+that an experiment draws all its repetitions at once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+from scipy.special import logsumexp
+
+from . import _validate
+from .baselines import CLIP_FLOOR, GaussianMechanism, LaplaceMechanism
+from .mechanism import DirichletMechanism
+
+#: The models that :class:`PrivateNaiveBayes` knows, private ones first.
+MECHANISMS = ("dirichlet", "gaussian", "laplace", "mle", "random")
+PRIVATE_MECHANISMS = ("dirichlet", "gaussian", "laplace")
+
+#: Sensitivities of one histogram release under replace-one neighbours: one
+#: record leaves a cell and enters another, so two counts move by one.
+L2_SQ, LINF, L1 = 2.0, 1.0, 2.0
+
+
+def release_budget(epsilon, n_attributes):
+    """RDP level of each release of a private naive Bayes model (Proposition 7.1).
+
+    A model with :math:`K` attributes makes :math:`K + 1` releases: the class
+    counts, and one table of counts per attribute. If each is
+    :math:`(\\lambda, \\varepsilon/(K+1))`-RDP, their composition (Lemma 1, basic
+    composition of RDP) is :math:`(\\lambda, \\varepsilon)`-RDP.
+
+    Parameters
+    ----------
+    epsilon : array_like
+        The total RDP level :math:`\\varepsilon \\in (0, \\infty)`.
+    n_attributes : int
+        The number of attributes :math:`K \\ge 1`.
+
+    Returns
+    -------
+    ndarray or float
+        :math:`\\varepsilon / (K + 1)`.
+
+    Examples
+    --------
+    >>> release_budget(1.0, n_attributes=9)
+    0.1
+    """
+    epsilon = _validate.positive(epsilon, "epsilon")
+    if (not isinstance(n_attributes, (int, np.integer)) or isinstance(n_attributes, bool)
+            or n_attributes < 1):
+        raise ValueError(f"n_attributes must be an integer in [1, inf); got {n_attributes!r}")
+    out = epsilon / (int(n_attributes) + 1)
+    return float(out) if out.ndim == 0 else out
+
+
+def make_mechanism(mechanism: str, epsilon: float, lam: float, floor: float = CLIP_FLOOR):
+    """The mechanism that releases one histogram at RDP level ``epsilon``.
+
+    Sensitivities are those of a histogram under replace-one neighbours:
+    :math:`\\Delta_2^2 = 2`, :math:`\\Delta_\\infty = 1` (Dirichlet, Gaussian) and
+    :math:`\\Delta_1 = 2` (Laplace).
+
+    Parameters
+    ----------
+    mechanism : {"dirichlet", "gaussian", "laplace"}
+    epsilon : float
+        RDP level of this one release, :math:`(0, \\infty)`.
+    lam : float
+        Renyi order, :math:`(1, \\infty)`.
+    floor : float, default :data:`lib.baselines.CLIP_FLOOR`
+        Clipping level of the Gaussian and Laplace post-processing.
+    """
+    if mechanism == "dirichlet":
+        return DirichletMechanism(epsilon, lam, l2_sq=L2_SQ, linf=LINF)
+    if mechanism == "gaussian":
+        return GaussianMechanism(epsilon, lam, l2_sq=L2_SQ, floor=floor)
+    if mechanism == "laplace":
+        return LaplaceMechanism(epsilon, lam, l1=L1, floor=floor)
+    raise ValueError(f"mechanism must be one of {PRIVATE_MECHANISMS}; got {mechanism!r}")
+
+
+def _codes(X, y, n_values, n_classes):
+    """Validate integer codes and the public domains they index."""
+    X = np.asarray(X)
+    y = np.asarray(y)
+    if X.ndim != 2 or X.shape[1] < 1 or not np.issubdtype(X.dtype, np.integer):
+        raise ValueError(f"X must be a 2-D integer array with at least one column; got {X.dtype} {X.shape}")
+    if y.ndim != 1 or y.shape[0] != X.shape[0] or not np.issubdtype(y.dtype, np.integer):
+        raise ValueError(
+            f"y must be a 1-D integer array with one entry per row of X; got {y.dtype} {y.shape}"
+        )
+    n_values = np.asarray(n_values)
+    if (n_values.shape != (X.shape[1],) or not np.issubdtype(n_values.dtype, np.integer)
+            or np.any(n_values < 2)):
+        raise ValueError(
+            f"n_values must hold one integer in [2, inf) per column of X ({X.shape[1]}); got {n_values!r}"
+        )
+    if (not isinstance(n_classes, (int, np.integer)) or isinstance(n_classes, bool) or n_classes < 2):
+        raise ValueError(f"n_classes must be an integer in [2, inf); got {n_classes!r}")
+    if X.size and (X.min() < 0 or np.any(X.max(axis=0) >= n_values)):
+        raise ValueError("X must hold codes in [0, n_values[j] - 1] in every column j")
+    if y.size and (y.min() < 0 or y.max() >= n_classes):
+        raise ValueError(f"y must hold class codes in [0, {n_classes - 1}]")
+    return (X.astype(np.int64, copy=False), y.astype(np.int64, copy=False),
+            n_values.astype(np.int64), int(n_classes))
+
+
+def count(X, y, n_values, n_classes):
+    """The sufficient statistics of eq. (10): class counts and attribute-class counts.
+
+    Parameters
+    ----------
+    X : array_like of int, shape (n, K)
+        Attribute codes, column :math:`k` in :math:`[0, n_k)`.
+    y : array_like of int, shape (n,)
+        Class codes in :math:`[0, d)`.
+    n_values : array_like of int, shape (K,)
+        The domain sizes :math:`n_k = |\\mathcal X_k| \\ge 2` (public).
+    n_classes : int
+        The number of classes :math:`d \\ge 2`.
+
+    Returns
+    -------
+    class_counts : ndarray, shape (d,)
+        :math:`N_j`, the number of rows of class :math:`j`.
+    feature_counts : list of ndarray, shape (d, n_k)
+        :math:`N^k_{jc}`, the number of rows of class :math:`j` with :math:`x_k = c`.
+        One histogram of all :math:`n` rows per attribute, so that replacing one
+        row moves at most two of its cells, by one each.
+
+    Examples
+    --------
+    >>> N, Nk = count([[0, 1], [1, 1], [1, 0]], [0, 0, 1], n_values=[2, 3], n_classes=2)
+    >>> N, Nk[1]
+    (array([2., 1.]), array([[0., 2., 0.],
+           [1., 0., 0.]]))
+    """
+    X, y, n_values, n_classes = _codes(X, y, n_values, n_classes)
+    offsets = np.concatenate([[0], np.cumsum(n_values)])
+    total = int(offsets[-1])
+    # One bincount for all attributes: cell (class, offset_k + value) of a (d, D) table.
+    flat = (y[:, None] * total + offsets[:-1] + X).ravel()
+    table = np.bincount(flat, minlength=n_classes * total).reshape(n_classes, total).astype(float)
+    class_counts = np.bincount(y, minlength=n_classes).astype(float)
+    feature_counts = [table[:, offsets[k]:offsets[k + 1]] for k in range(len(n_values))]
+    return class_counts, feature_counts
+
+
+def release_parameters(class_counts, feature_counts, mechanism, *, epsilon=None, lam=5.0,
+                       smoothing=0.1, n_draws=1, rng=None, floor=CLIP_FLOOR):
+    """Release the log-parameters of the model, ``n_draws`` independent times.
+
+    * ``"dirichlet"``, ``"gaussian"``, ``"laplace"``: the mechanism of
+      :func:`make_mechanism` at level :func:`release_budget` releases the class
+      counts (the counts :math:`N_j` themselves) and every attribute table, each
+      row of a table normalised over the values of the attribute.
+    * ``"mle"``: the non-private estimate, with ``smoothing`` pseudo-counts added
+      to every attribute-class count, :math:`(N^k_{jc} + a)/(N_j + a n_k)`, and the
+      unsmoothed class frequencies :math:`N_j/N` (scikit-learn's ``CategoricalNB``).
+    * ``"random"``: uniform distributions everywhere.
+
+    ``floor`` is the clipping level of the Gaussian and Laplace post-processing
+    (:func:`lib.baselines.clip_and_normalise`), in units of counts.
+
+    Returns
+    -------
+    log_prior : ndarray, shape (n_draws, d)
+    log_feature : list of ndarray, shape (n_draws, d, n_k)
+        Natural logarithms of released probabilities; finite for the private
+        mechanisms (see :class:`PrivateNaiveBayes`).
+    """
+    if mechanism not in MECHANISMS:
+        raise ValueError(f"mechanism must be one of {MECHANISMS}; got {mechanism!r}")
+    if (not isinstance(n_draws, (int, np.integer)) or isinstance(n_draws, bool) or n_draws < 1):
+        raise ValueError(f"n_draws must be an integer in [1, inf); got {n_draws!r}")
+    class_counts = np.asarray(class_counts, dtype=float)
+    d = class_counts.shape[-1]
+    if mechanism == "random":
+        prior = np.full((n_draws, d), -np.log(d))
+        return prior, [np.full((n_draws, d, t.shape[-1]), -np.log(t.shape[-1])) for t in feature_counts]
+    if mechanism == "mle":
+        smoothing = _validate.scalar(_validate.positive(smoothing, "smoothing"), "smoothing")
+        if np.any(class_counts == 0):
+            raise ValueError("every class needs at least one training row for the MLE class prior")
+        prior = np.log(class_counts) - np.log(class_counts.sum())
+        tables = []
+        for t in feature_counts:
+            s = t + smoothing
+            tables.append(np.log(s) - np.log(s.sum(axis=-1, keepdims=True)))
+        return (np.broadcast_to(prior, (n_draws, d)).copy(),
+                [np.broadcast_to(t, (n_draws,) + t.shape).copy() for t in tables])
+    if epsilon is None:
+        raise ValueError(f"epsilon is required for the {mechanism} mechanism")
+    rng = _validate.generator(rng)
+    per_release = release_budget(_validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon"),
+                                 len(feature_counts))
+    mech = make_mechanism(mechanism, per_release, lam, floor)
+    released = [mech.release(np.broadcast_to(class_counts, (n_draws, d)), rng)]
+    released += [mech.release(np.broadcast_to(t, (n_draws,) + t.shape), rng) for t in feature_counts]
+    logs = [np.log(p) for p in released]
+    if not all(np.isfinite(v).all() for v in logs):  # pragma: no cover - see PrivateNaiveBayes
+        raise RuntimeError("a released probability underflowed to zero")
+    return logs[0], logs[1:]
+
+
+def _one_hot(X, n_values):
+    """The (n, sum n_k) indicator matrix of the codes, one block per attribute."""
+    X = np.asarray(X, dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(n_values)[:-1]])
+    n, K = X.shape
+    cols = (X + offsets).ravel()
+    indptr = np.arange(0, n * K + 1, K)
+    return sparse.csr_matrix((np.ones(n * K), cols, indptr), shape=(n, int(np.sum(n_values))))
+
+
+def log_proba(X, log_prior, log_feature, n_values):
+    """Log posterior class probabilities of a batch of models at once.
+
+    :math:`\\log\\Pr[y = j \\mid x] = \\log\\pi_j + \\sum_k \\log\\theta^k_{jx_k}`
+    minus its log-sum-exp over :math:`j`. The sum over attributes is one sparse
+    product of the test rows' indicator matrix with the stacked log-tables.
+
+    Parameters
+    ----------
+    X : array_like of int, shape (n, K)
+    log_prior : ndarray, shape (B, d)
+    log_feature : list of ndarray, shape (B, d, n_k)
+    n_values : array_like of int, shape (K,)
+
+    Returns
+    -------
+    ndarray, shape (B, n, d)
+    """
+    log_prior = np.asarray(log_prior, dtype=float)
+    B, d = log_prior.shape
+    weights = np.concatenate(log_feature, axis=-1)  # (B, d, D)
+    weights = np.ascontiguousarray(weights.reshape(B * d, -1).T)  # (D, B d)
+    scores = _one_hot(X, n_values) @ weights  # (n, B d)
+    scores = scores.reshape(-1, B, d).transpose(1, 0, 2) + log_prior[:, None, :]
+    return scores - logsumexp(scores, axis=-1, keepdims=True)
+
+
+def cross_entropy(log_probs, y):
+    """Mean test cross-entropy :math:`-\\frac1n\\sum_i \\log\\Pr[y = y_i \\mid x_i]`.
+
+    ``log_probs`` has shape (..., n, d); the result has shape (...).
+    """
+    y = np.asarray(y, dtype=np.int64)
+    picked = np.take_along_axis(log_probs, np.broadcast_to(y[:, None], log_probs.shape[:-1] + (1,)), -1)
+    return -picked[..., 0].mean(axis=-1)
+
+
+def accuracy(log_probs, y):
+    """Share of rows whose most probable class (first one on ties) is the label."""
+    return (np.argmax(log_probs, axis=-1) == np.asarray(y)).mean(axis=-1)
+
+
+class PrivateNaiveBayes:
+    """Categorical naive Bayes whose parameters are released by a mechanism.
+
+    Parameters
+    ----------
+    mechanism : {"dirichlet", "gaussian", "laplace", "mle", "random"}
+        How the parameters are released (see :func:`release_parameters`).
+    epsilon : float, optional
+        Total RDP level :math:`\\varepsilon` of the whole model (required by the
+        private mechanisms); each of the :math:`K+1` releases gets
+        :func:`release_budget`.
+    lam : float, default 5.0
+        Renyi order :math:`\\lambda` (Section 5.1 uses 5).
+    smoothing : float, default 0.1
+        Pseudo-count of the non-private ``"mle"`` model (the author's value).
+    random_state : int, numpy.random.Generator or None
+        Source of the mechanism's noise (and of the random guesses of
+        ``"random"``).
+    clip_floor : float, default :data:`lib.baselines.CLIP_FLOOR`
+        Clipping level, in counts, of the Gaussian and Laplace post-processing.
+
+    Attributes
+    ----------
+    class_count_ : ndarray, shape (d,)
+    feature_count_ : list of ndarray, shape (d, n_k)
+    class_log_prior_ : ndarray, shape (d,)
+        Log of the released class prior.
+    feature_log_prob_ : list of ndarray, shape (d, n_k)
+        Log of the released :math:`\\theta^k_{jc}`; row :math:`j` is a distribution
+        over the values of attribute :math:`k`.
+    epsilon_per_release_ : float or None
+
+    Notes
+    -----
+    Released log-probabilities are finite. The Gaussian and Laplace outputs are
+    clipped at a positive floor (:func:`lib.baselines.clip_and_normalise`). A
+    Dirichlet draw is a vector of independent Gamma variables divided by their sum,
+    with every shape parameter at least :math:`\\alpha \\ge 1`; such a variable is
+    below :math:`t` with probability at most :math:`t`, so a probability that
+    underflows double precision has chance below :math:`10^{-300}`. The release
+    raises rather than return :math:`-\\infty`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0, 1], [1, 1], [1, 0], [0, 0]]); y = np.array([0, 0, 1, 1])
+    >>> model = PrivateNaiveBayes("dirichlet", epsilon=1.0, random_state=0)
+    >>> model.fit(X, y, n_values=[2, 2], n_classes=2).predict_proba(X).shape
+    (4, 2)
+    """
+
+    def __init__(self, mechanism="dirichlet", epsilon=None, lam=5.0, smoothing=0.1, random_state=None,
+                 clip_floor=CLIP_FLOOR):
+        self.mechanism = mechanism
+        self.epsilon = epsilon
+        self.lam = lam
+        self.smoothing = smoothing
+        self.random_state = random_state
+        self.clip_floor = clip_floor
+
+    def __repr__(self) -> str:
+        return (f"PrivateNaiveBayes(mechanism={self.mechanism!r}, epsilon={self.epsilon!r}, "
+                f"lam={self.lam!r}, smoothing={self.smoothing!r})")
+
+    def fit(self, X, y, n_values=None, n_classes=None):
+        """Count, then release the parameters once.
+
+        Parameters
+        ----------
+        X : array_like of int, shape (n, K)
+        y : array_like of int, shape (n,)
+        n_values : array_like of int, shape (K,), optional
+            Domain sizes; default ``X.max(axis=0) + 1``. Pass the public domain so
+            that values absent from the training rows still get a probability.
+        n_classes : int, optional
+            Default ``y.max() + 1``.
+        """
+        if self.mechanism not in MECHANISMS:
+            raise ValueError(f"mechanism must be one of {MECHANISMS}; got {self.mechanism!r}")
+        X_arr, y_arr = np.asarray(X), np.asarray(y)
+        if n_values is None:
+            n_values = np.maximum(X_arr.max(axis=0) + 1, 2) if X_arr.size else X_arr.shape[1:]
+        if n_classes is None:
+            n_classes = int(max(y_arr.max() + 1, 2)) if y_arr.size else 2
+        rng = _validate.generator(self.random_state)
+        self.class_count_, self.feature_count_ = count(X, y, n_values, n_classes)
+        self.n_values_ = np.asarray(n_values, dtype=np.int64)
+        self.n_classes_ = int(n_classes)
+        self.classes_ = np.arange(self.n_classes_)
+        self.epsilon_per_release_ = (
+            float(release_budget(self.epsilon, len(self.n_values_)))
+            if self.mechanism in PRIVATE_MECHANISMS and self.epsilon is not None else None
+        )
+        prior, tables = release_parameters(
+            self.class_count_, self.feature_count_, self.mechanism, epsilon=self.epsilon,
+            lam=self.lam, smoothing=self.smoothing, n_draws=1, rng=rng, floor=self.clip_floor,
+        )
+        self.class_log_prior_ = prior[0]
+        self.feature_log_prob_ = [t[0] for t in tables]
+        self._rng = rng
+        return self
+
+    def _check_X(self, X):
+        if not hasattr(self, "class_log_prior_"):
+            raise ValueError("this PrivateNaiveBayes is not fitted yet; call fit first")
+        X = np.asarray(X)
+        if (X.ndim != 2 or X.shape[1] != len(self.n_values_) or not np.issubdtype(X.dtype, np.integer)):
+            raise ValueError(f"X must be a 2-D integer array with {len(self.n_values_)} columns")
+        if X.size and (X.min() < 0 or np.any(X.max(axis=0) >= self.n_values_)):
+            raise ValueError("X must hold codes in [0, n_values[j] - 1] in every column j")
+        return X
+
+    def predict_log_proba(self, X):
+        """Log posterior class probabilities, shape (n, d)."""
+        X = self._check_X(X)
+        return log_proba(X, self.class_log_prior_[None], [t[None] for t in self.feature_log_prob_],
+                         self.n_values_)[0]
+
+    def predict_proba(self, X):
+        """Posterior class probabilities, shape (n, d)."""
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X):
+        """The most probable class, the first one on ties.
+
+        The ``"random"`` model guesses a class uniformly at random for every row
+        instead (its posterior is uniform, so the tie rule would always answer 0).
+        """
+        X = self._check_X(X)
+        if self.mechanism == "random":
+            return self._rng.integers(self.n_classes_, size=X.shape[0])
+        return np.argmax(self.predict_log_proba(X), axis=-1)

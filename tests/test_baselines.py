@@ -1,0 +1,150 @@
+"""Tests of lib.baselines: the Gaussian and Laplace mechanisms and their post-processing."""
+
+import numpy as np
+import pytest
+from dp_accounting.rdp.rdp_privacy_accountant import _laplace_rdp  # Mironov 2017, Prop. 6
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import integrate
+
+from lib.baselines import (CLIP_FLOOR, GaussianMechanism, LaplaceMechanism, clip_and_normalise,
+                           laplace_rdp, laplace_scale)
+
+LAMS = [1.01, 1.5, 2.0, 5.0, 20.0, 200.0]
+SCALES = np.logspace(-2, 3, 11)
+
+
+@pytest.mark.parametrize("lam", LAMS)
+def test_laplace_rdp_matches_dp_accounting(lam):
+    for l1 in (1.0, 2.0):
+        ours = laplace_rdp(SCALES, lam, l1)
+        theirs = np.array([_laplace_rdp(l1 / b, lam) for b in SCALES])
+        np.testing.assert_allclose(ours, theirs, rtol=1e-9)
+
+
+def test_laplace_rdp_matches_corollary_2_as_written():
+    lam, s = 5.0, np.linspace(0.01, 3, 50)
+    written = np.log(lam / (2 * lam - 1) * np.exp((lam - 1) * s)
+                     + (lam - 1) / (2 * lam - 1) * np.exp(-lam * s)) / (lam - 1)
+    np.testing.assert_allclose(laplace_rdp(1 / s, lam), written, rtol=1e-12)
+
+
+@pytest.mark.parametrize("lam", [2.0, 5.0])
+@pytest.mark.parametrize("b", [0.5, 2.0, 10.0])
+def test_laplace_rdp_is_the_renyi_divergence(lam, b):
+    """Numerical integration of D_lam(Lap(0, b) || Lap(2, b)) against the closed form."""
+    def integrand(x):  # p(x)^lam q(x)^(1 - lam) for the two Laplace densities
+        return np.exp(-(lam * abs(x) + (1 - lam) * abs(x - 2)) / b) / (2 * b)
+
+    total = sum(integrate.quad(integrand, lo, hi, epsabs=0, epsrel=1e-12)[0]
+                for lo, hi in [(-np.inf, 0), (0, 2), (2, np.inf)])
+    assert np.isclose(np.log(total) / (lam - 1), laplace_rdp(b, lam, l1=2.0), rtol=1e-8)
+
+
+def test_laplace_rdp_bounds_and_superadditivity():
+    """Between KL (order 1) and the pure-DP level s; eps(2s) >= 2 eps(s) (used for Delta_1 = 2)."""
+    s = np.logspace(-4, 2, 200)
+    for lam in LAMS:
+        eps = laplace_rdp(1 / s, lam)
+        kl = s + np.expm1(-s)
+        assert np.all(eps <= s * (1 + 1e-12))
+        assert np.all(eps >= kl * (1 - 1e-9))
+        assert np.all(laplace_rdp(1 / (2 * s), lam) >= 2 * eps * (1 - 1e-12))
+        assert np.all(np.diff(eps) > 0)
+
+
+@pytest.mark.parametrize("lam", LAMS)
+def test_laplace_scale_round_trip(lam):
+    eps = np.logspace(-6, 3, 19)
+    b = laplace_scale(eps, lam, l1=2.0)
+    assert b.shape == eps.shape
+    np.testing.assert_allclose(laplace_rdp(b, lam, l1=2.0), eps, rtol=1e-11)
+    assert isinstance(laplace_scale(0.3, lam), float)
+
+
+def test_laplace_rdp_validation():
+    with pytest.raises(ValueError, match="scale"):
+        laplace_rdp(0.0, 2.0)
+    with pytest.raises(ValueError, match="lam"):
+        laplace_rdp(1.0, 1.0)
+    with pytest.raises(ValueError, match="l1"):
+        laplace_rdp(1.0, 2.0, l1=-1)
+    with pytest.raises(ValueError, match="epsilon"):
+        laplace_scale(np.nan, 2.0)
+    with pytest.raises(ValueError, match="lam"):
+        laplace_scale(1.0, [2.0, 3.0])
+
+
+def test_gaussian_sigma_is_section_5_1():
+    """sigma^2 = lam Delta_2^2 / (2 eps); with eps/(K+1) and Delta_2^2 = 2: lam (K+1)/eps."""
+    eps, lam, K = 0.7, 5.0, 12
+    mech = GaussianMechanism(eps / (K + 1), lam)
+    assert np.isclose(mech.sigma**2, lam * (K + 1) / eps, rtol=1e-14)
+    assert "sigma" in repr(mech)
+
+
+def test_noise_distributions():
+    rng = np.random.default_rng(1)
+    counts = np.zeros((200_000, 2))
+    g = GaussianMechanism(0.5, 5.0)
+    z = g.noisy_counts(counts, rng)
+    # std of the sample standard deviation is sigma / sqrt(2n): 1 % is > 6 of them
+    assert abs(z.std() / g.sigma - 1) < 0.01 and abs(z.mean()) < 0.01 * g.sigma
+    lap = LaplaceMechanism(0.5, 5.0)
+    z = lap.noisy_counts(counts, rng)
+    assert abs(np.abs(z).mean() / lap.scale - 1) < 0.01  # E|Z| = b, sd b / sqrt(2n) * sqrt(2)
+    assert "scale" in repr(lap)
+
+
+def test_clip_and_normalise():
+    out = clip_and_normalise([[3.0, -1.0, 1.0], [-5.0, -2.0, -0.1]], floor=1.0)
+    np.testing.assert_allclose(out, [[0.6, 0.2, 0.2], [1 / 3, 1 / 3, 1 / 3]])
+    out = clip_and_normalise(np.random.default_rng(0).normal(size=(50, 7)))
+    assert np.all(out > 0) and np.allclose(out.sum(-1), 1)
+    assert np.min(clip_and_normalise([1e6, -3.0])) == pytest.approx(CLIP_FLOOR / (1e6 + CLIP_FLOOR))
+    for bad, match in [([1.0, np.nan], "finite"), ([1.0], "two entries"), (["a", "b"], "real")]:
+        with pytest.raises(ValueError, match=match):
+            clip_and_normalise(bad)
+    with pytest.raises(ValueError, match="floor"):
+        clip_and_normalise([1.0, 2.0], floor=0.0)
+
+
+@pytest.mark.parametrize("cls", [GaussianMechanism, LaplaceMechanism])
+def test_release_is_noise_then_the_shared_post_processing(cls):
+    mech = cls(0.01, 5.0)
+    counts = np.arange(24.0).reshape(2, 3, 4)
+    released = mech.release(counts, rng=np.random.default_rng(3))
+    noisy = mech.noisy_counts(counts, rng=np.random.default_rng(3))
+    assert released.shape == counts.shape
+    np.testing.assert_array_equal(released, clip_and_normalise(noisy, mech.floor))
+    assert np.any(noisy < 0)  # the clipping is exercised at this epsilon
+    assert np.all(released > 0) and np.allclose(released.sum(-1), 1)
+
+
+@pytest.mark.parametrize("cls", [GaussianMechanism, LaplaceMechanism])
+def test_mechanism_validation(cls):
+    with pytest.raises(ValueError, match="epsilon"):
+        cls(0.0, 5.0)
+    with pytest.raises(ValueError, match="lam"):
+        cls(1.0, 0.5)
+    with pytest.raises(ValueError, match="counts"):
+        cls(1.0, 5.0).release([1.0, -2.0], rng=0)
+    with pytest.raises(ValueError, match="floor"):
+        cls(1.0, 5.0, floor=-1.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(log_eps=st.floats(-8, 4), lam=st.floats(1.001, 500), l1=st.floats(0.1, 10))
+def test_laplace_scale_round_trip_property(log_eps, lam, l1):
+    eps = 10.0**log_eps
+    b = laplace_scale(eps, lam, l1)
+    assert np.isclose(laplace_rdp(b, lam, l1), eps, rtol=1e-10)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-1e6, 1e6), min_size=2, max_size=20), st.floats(1e-9, 10))
+def test_clip_and_normalise_property(values, floor):
+    out = clip_and_normalise(values, floor)
+    assert np.all(out > 0) and np.isclose(out.sum(), 1)
+    # order is preserved (clipping and scaling are monotone)
+    assert np.all(np.diff(out[np.argsort(values, kind="stable")]) >= -1e-15)

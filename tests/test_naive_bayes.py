@@ -1,0 +1,311 @@
+"""Tests of lib.naive_bayes: counts, accounting, releases and the private model."""
+
+import itertools
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+from sklearn.naive_bayes import CategoricalNB
+
+from lib import naive_bayes as nb
+from lib.divergence import renyi_divergence_dirichlet
+from lib.naive_bayes import (PrivateNaiveBayes, count, log_proba, release_budget,
+                             release_parameters)
+
+
+def synthetic(n=600, n_values=(2, 3, 5, 4), n_classes=3, seed=0):
+    """Codes drawn from a random naive Bayes model (some values may be unobserved)."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(n_classes, size=n)
+    cols = []
+    for v in n_values:
+        theta = rng.dirichlet(np.ones(v) * 0.7, size=n_classes)
+        cum = theta[y].cumsum(axis=1)
+        cols.append((cum > rng.random((n, 1))).argmax(axis=1))
+    return np.stack(cols, axis=1).astype(np.int64), y.astype(np.int64), np.array(n_values), n_classes
+
+
+# ------------------------------------------------------------------ accounting
+
+def test_release_budget():
+    assert release_budget(1.0, 9) == pytest.approx(0.1)
+    np.testing.assert_allclose(release_budget(np.array([1.0, 2.0]), 1), [0.5, 1.0])
+    # K + 1 releases at the per-release level compose (Lemma 1) to the total level
+    for eps, K in itertools.product([1e-3, 0.5, 10.0], [1, 13, 64]):
+        assert (K + 1) * release_budget(eps, K) == pytest.approx(eps, rel=1e-15)
+    for bad in (0, -1, 2.5, True, None):
+        with pytest.raises(ValueError, match="n_attributes"):
+            release_budget(1.0, bad)
+    with pytest.raises(ValueError, match="epsilon"):
+        release_budget(0.0, 3)
+
+
+def test_model_uses_the_budget_and_replace_one_sensitivities(monkeypatch):
+    made = []
+    original = nb.make_mechanism
+
+    def spy(*args):
+        mech = original(*args)
+        made.append(mech)
+        return mech
+
+    monkeypatch.setattr(nb, "make_mechanism", spy)
+    X, y, n_values, d = synthetic()
+    for name in nb.PRIVATE_MECHANISMS:
+        model = PrivateNaiveBayes(name, epsilon=0.5, lam=5.0, random_state=0)
+        model.fit(X, y, n_values=n_values, n_classes=d)
+        mech = made[-1]
+        assert mech.epsilon == pytest.approx(0.5 / (X.shape[1] + 1))
+        assert model.epsilon_per_release_ == pytest.approx(0.5 / (X.shape[1] + 1))
+        assert mech.lam == 5.0
+        if name == "laplace":
+            assert mech.l1 == 2.0
+        else:
+            assert mech.l2_sq == 2.0
+        if name == "dirichlet":
+            assert mech.linf == 1.0
+
+
+def test_class_prior_is_released_from_the_class_counts(monkeypatch):
+    """The first release sees N_j itself (the author's code released K * N_j)."""
+    seen = []
+    original = nb.make_mechanism
+
+    class Recorder:
+        def __init__(self, mech):
+            self.mech = mech
+
+        def release(self, counts, rng):
+            seen.append(np.array(counts))
+            return self.mech.release(counts, rng)
+
+    monkeypatch.setattr(nb, "make_mechanism", lambda *a: Recorder(original(*a)))
+    X, y, n_values, d = synthetic()
+    PrivateNaiveBayes("dirichlet", epsilon=1.0, random_state=0).fit(X, y, n_values=n_values, n_classes=d)
+    np.testing.assert_array_equal(seen[0], [np.bincount(y, minlength=d)])
+    assert len(seen) == X.shape[1] + 1  # K + 1 releases
+    for k, table in enumerate(seen[1:]):
+        np.testing.assert_array_equal(table[0].sum(axis=1), np.bincount(y, minlength=d))
+        assert table.shape == (1, d, n_values[k])
+
+
+def test_class_prior_has_the_dirichlet_spread_of_the_class_counts():
+    """Statistical check: Var of the released pi_0 is that of Beta(r N_0 + a, r N_1 + a).
+
+    With the counts multiplied by K the variance would be about K times smaller.
+    """
+    X, y, n_values, d = synthetic(n=400, n_values=(2,) * 8, n_classes=2)
+    class_counts, tables = count(X, y, n_values, d)
+    eps = 0.02
+    draws = 40_000
+    prior, _ = release_parameters(class_counts, tables, "dirichlet", epsilon=eps, lam=5.0,
+                                  n_draws=draws, rng=np.random.default_rng(5))
+    mech = nb.make_mechanism("dirichlet", release_budget(eps, 8), 5.0)
+    a, b = mech.concentration(class_counts)
+    beta_var = a * b / ((a + b) ** 2 * (a + b + 1))
+    var = np.exp(prior[:, 0]).var()
+    # relative standard error of a sample variance ~ sqrt(2 / draws) = 0.7 %: 5 % is safe,
+    # and the K-times-counts variance differs by a factor near 8
+    assert abs(var / beta_var - 1) < 0.05
+    a8, b8 = mech.concentration(8 * class_counts)
+    assert var / (a8 * b8 / ((a8 + b8) ** 2 * (a8 + b8 + 1))) > 4
+
+
+# ------------------------------------------------------ one release per attribute
+
+def test_one_release_per_attribute_spends_at_most_epsilon():
+    """Proposition 7.1's argument, checked exactly on small tables.
+
+    Replacing one record moves cell (j, c) down and cell (j', c') up by one. The rows
+    are released independently, so the Renyi divergence of the whole table is the sum
+    over rows; it stays below the per-release level, whether the two cells share a row
+    or not.
+    """
+    lam, eps = 5.0, 0.3
+    mech = nb.make_mechanism("dirichlet", eps, lam)
+    rng = np.random.default_rng(7)
+    worst = {True: 0.0, False: 0.0}
+    pairs = list(itertools.product(itertools.product(range(3), range(4)), repeat=2))
+    for _ in range(30):
+        table = rng.integers(0, 6, size=(3, 4)).astype(float)
+        moves = [(a, b) for a, b in pairs if a != b and table[a] > 0]
+        others = np.repeat(table[None], len(moves), axis=0)
+        for i, (a, b) in enumerate(moves):
+            others[i][a] -= 1
+            others[i][b] += 1
+        u = np.broadcast_to(mech.concentration(table), others.shape)
+        v = mech.concentration(others)
+        total = np.maximum(renyi_divergence_dirichlet(u, v, lam).sum(axis=1),
+                           renyi_divergence_dirichlet(v, u, lam).sum(axis=1))
+        same_row = np.array([a[0] == b[0] for a, b in moves])
+        for flag in (True, False):
+            worst[flag] = max(worst[flag], total[same_row == flag].max())
+    assert 0 < worst[True] <= eps and 0 < worst[False] <= eps
+
+
+# ------------------------------------------------------------------ counts and MLE
+
+def test_count_matches_loops():
+    X, y, n_values, d = synthetic()
+    class_counts, tables = count(X, y, n_values, d)
+    np.testing.assert_array_equal(class_counts, np.bincount(y, minlength=d))
+    for k, v in enumerate(n_values):
+        expected = np.zeros((d, v))
+        for row, label in zip(X[:, k], y):
+            expected[label, row] += 1
+        np.testing.assert_array_equal(tables[k], expected)
+
+
+@pytest.mark.parametrize("alpha", [0.1, 1.0])
+def test_mle_equals_sklearn_categorical_nb_synthetic(alpha):
+    X, y, n_values, d = synthetic(n=300, n_values=(2, 7, 5, 3, 9))
+    ours = PrivateNaiveBayes("mle", smoothing=alpha).fit(X, y, n_values=n_values, n_classes=d)
+    ref = CategoricalNB(alpha=alpha, min_categories=n_values).fit(X, y)
+    np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), rtol=1e-10, atol=0)
+    np.testing.assert_allclose(ours.class_log_prior_, ref.class_log_prior_, rtol=1e-12)
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+
+
+def _data_dir():
+    folder = os.environ.get("DIRICHLET_DATA_DIR")
+    if not folder or not Path(folder).is_dir():
+        pytest.skip("DIRICHLET_DATA_DIR is not set to a data folder")
+
+
+DATASETS = ("CreditCard", "Thyroid", "Shopper", "Digit", "GermanCredit", "Bank", "Spam", "Adult")
+
+
+@pytest.mark.parametrize("name", DATASETS)
+def test_mle_equals_sklearn_categorical_nb_on_the_datasets(name):
+    _data_dir()
+    from lib.preprocessing import prepare
+
+    s = prepare(name)
+    ours = PrivateNaiveBayes("mle", smoothing=0.1).fit(s.X_train, s.y_train, n_values=s.n_values,
+                                                       n_classes=s.n_classes)
+    ref = CategoricalNB(alpha=0.1, min_categories=s.n_values).fit(s.X_train, s.y_train)
+    np.testing.assert_allclose(ours.predict_proba(s.X_test), ref.predict_proba(s.X_test),
+                               rtol=1e-10, atol=1e-300)
+
+
+# ------------------------------------------------------------------ releases
+
+@pytest.mark.parametrize("mechanism", nb.MECHANISMS)
+def test_released_parameters_are_distributions_over_values(mechanism):
+    X, y, n_values, d = synthetic()
+    model = PrivateNaiveBayes(mechanism, epsilon=1e-3, random_state=1).fit(X, y, n_values=n_values,
+                                                                          n_classes=d)
+    assert model.class_log_prior_.shape == (d,)
+    assert np.isclose(logsumexp(model.class_log_prior_), 0)
+    for k, table in enumerate(model.feature_log_prob_):
+        assert table.shape == (d, n_values[k])
+        assert np.all(np.isfinite(table))
+        np.testing.assert_allclose(logsumexp(table, axis=1), 0, atol=1e-12)
+    proba = model.predict_proba(X)
+    assert proba.shape == (len(X), d) and np.allclose(proba.sum(axis=1), 1)
+
+
+def test_tiny_epsilon_many_attributes_stays_finite():
+    X, y, n_values, d = synthetic(n=2000, n_values=(17,) * 64, n_classes=10)
+    for mechanism in nb.PRIVATE_MECHANISMS:
+        prior, tables = release_parameters(*count(X, y, n_values, d), mechanism, epsilon=1e-3,
+                                           n_draws=50, rng=2)
+        assert np.isfinite(prior).all() and all(np.isfinite(t).all() for t in tables)
+        lp = log_proba(X, prior, tables, n_values)
+        assert np.isfinite(lp).all()
+
+
+def test_random_model():
+    X, y, n_values, d = synthetic()
+    model = PrivateNaiveBayes("random", random_state=4).fit(X, y, n_values=n_values, n_classes=d)
+    np.testing.assert_allclose(model.predict_proba(X), 1 / d)
+    guesses = model.predict(X)
+    again = PrivateNaiveBayes("random", random_state=4).fit(X, y, n_values=n_values, n_classes=d).predict(X)
+    np.testing.assert_array_equal(guesses, again)
+    assert set(np.unique(guesses)) == set(range(d))
+
+
+def test_batched_log_proba_equals_single_models():
+    X, y, n_values, d = synthetic()
+    prior, tables = release_parameters(*count(X, y, n_values, d), "gaussian", epsilon=0.1,
+                                       n_draws=3, rng=0)
+    batch = log_proba(X, prior, tables, n_values)
+    for b in range(3):
+        direct = prior[b] + sum(tables[k][b][:, X[:, k]].T for k in range(X.shape[1]))
+        direct -= logsumexp(direct, axis=1, keepdims=True)
+        np.testing.assert_allclose(batch[b], direct, rtol=1e-12, atol=1e-12)
+
+
+def test_reproducible_and_seeded():
+    X, y, n_values, d = synthetic()
+
+    def fit(state):
+        return PrivateNaiveBayes("laplace", epsilon=0.3, random_state=state).fit(X, y, n_values=n_values,
+                                                                                 n_classes=d)
+
+    np.testing.assert_array_equal(fit(3).class_log_prior_, fit(3).class_log_prior_)
+    np.testing.assert_array_equal(fit(np.random.default_rng(3)).class_log_prior_, fit(3).class_log_prior_)
+    assert not np.array_equal(fit(3).class_log_prior_, fit(4).class_log_prior_)
+    with pytest.raises(ValueError, match="rng"):
+        fit(-1)
+
+
+def test_predict_breaks_ties_at_the_first_class():
+    X = np.array([[0], [1]])
+    y = np.array([0, 1])
+    model = PrivateNaiveBayes("mle").fit(np.array([[0], [0], [1], [1]]), np.array([0, 1, 0, 1]))
+    np.testing.assert_array_equal(model.predict(X), [0, 0])
+    assert model.n_classes_ == 2 and list(model.n_values_) == [2]
+    assert y.shape == (2,)
+
+
+def test_validation():
+    X, y, n_values, d = synthetic()
+    with pytest.raises(ValueError, match="mechanism"):
+        PrivateNaiveBayes("exponential", epsilon=1.0).fit(X, y)
+    with pytest.raises(ValueError, match="epsilon is required"):
+        PrivateNaiveBayes("dirichlet").fit(X, y, n_values=n_values, n_classes=d)
+    with pytest.raises(ValueError, match="epsilon"):
+        PrivateNaiveBayes("gaussian", epsilon=-1.0).fit(X, y, n_values=n_values, n_classes=d)
+    with pytest.raises(ValueError, match="X must be a 2-D integer"):
+        PrivateNaiveBayes("mle").fit(X.astype(float), y)
+    with pytest.raises(ValueError, match="codes"):
+        PrivateNaiveBayes("mle").fit(X, y, n_values=np.maximum(n_values - 1, 2), n_classes=d)
+    with pytest.raises(ValueError, match="n_values"):
+        PrivateNaiveBayes("mle").fit(X, y, n_values=[2, 2], n_classes=d)
+    with pytest.raises(ValueError, match="class codes"):
+        PrivateNaiveBayes("mle").fit(X, y, n_values=n_values, n_classes=2)
+    with pytest.raises(ValueError, match="y must be"):
+        PrivateNaiveBayes("mle").fit(X, y[:-1], n_values=n_values, n_classes=d)
+    with pytest.raises(ValueError, match="not fitted"):
+        PrivateNaiveBayes("mle").predict(X)
+    model = PrivateNaiveBayes("mle").fit(X, y, n_values=n_values, n_classes=d)
+    with pytest.raises(ValueError, match="columns"):
+        model.predict(X[:, :2])
+    with pytest.raises(ValueError, match="codes"):
+        model.predict(X + 10)
+    with pytest.raises(ValueError, match="smoothing"):
+        PrivateNaiveBayes("mle", smoothing=0).fit(X, y, n_values=n_values, n_classes=d)
+    with pytest.raises(ValueError, match="n_draws"):
+        release_parameters(*count(X, y, n_values, d), "mle", n_draws=0)
+    with pytest.raises(ValueError, match="mechanism must be one of"):
+        nb.make_mechanism("mle", 1.0, 5.0)
+    with pytest.raises(ValueError, match="at least one training row"):
+        PrivateNaiveBayes("mle").fit(X, np.zeros_like(y), n_values=n_values, n_classes=2)
+
+
+def test_clip_floor_is_passed_to_the_noise_mechanisms():
+    from lib.baselines import clip_and_normalise
+
+    X, y, n_values, d = synthetic()
+    class_counts, tables = count(X, y, n_values, d)
+    for name in ("gaussian", "laplace"):
+        prior, _ = release_parameters(class_counts, tables, name, epsilon=1e-3, rng=0, floor=50.0)
+        mech = nb.make_mechanism(name, release_budget(1e-3, X.shape[1]), 5.0, floor=50.0)
+        expected = clip_and_normalise(mech.noisy_counts(class_counts[None], rng=0), floor=50.0)
+        np.testing.assert_array_equal(prior, np.log(expected))
+        model = PrivateNaiveBayes(name, epsilon=1e-3, clip_floor=50.0, random_state=0)
+        model.fit(X, y, n_values=n_values, n_classes=d)
+        np.testing.assert_array_equal(model.class_log_prior_, prior[0])
