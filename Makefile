@@ -61,9 +61,7 @@ notebooks: $(STAMP)
 	  nb=$${md%.md}.ipynb; echo "executing $$nb"; \
 	  if [ -f $$nb ]; then update=--update; else update=; fi; \
 	  $(BIN)/jupytext --quiet --to ipynb $$update $$md && \
-	  $(BIN)/jupyter nbconvert --log-level=WARN --to notebook --execute --inplace \
-	    --ExecutePreprocessor.record_timing=False --ExecutePreprocessor.coalesce_streams=True \
-	    --ExecutePreprocessor.timeout=1200 $$nb || exit 1; \
+	  $(BIN)/python tools/execute_notebook.py $$nb || exit 1; \
 	done
 
 ## benchmark: speed ratios of the vectorised core (not part of make test)
