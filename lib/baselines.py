@@ -167,15 +167,19 @@ def laplace_scale(epsilon, lam, l1=1.0):
 
 
 class _NoiseMechanism:
-    """Shared constructor checks and release path of the two noise baselines."""
+    """Shared constructor checks and release path of the two noise baselines.
+
+    A subclass names the :class:`numpy.random.Generator` method that draws its
+    centred noise (``_distribution``) and exposes that method's scale as
+    ``_noise_scale``.
+    """
+
+    _distribution: str
 
     def __init__(self, epsilon, lam, floor):
         self.epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
         self.lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
         self.floor = _validate.scalar(_validate.positive(floor, "floor"), "floor")
-
-    def _noise(self, rng, shape):  # pragma: no cover - overridden
-        raise NotImplementedError
 
     def noisy_counts(self, counts, rng=None) -> np.ndarray:
         """The counts plus independent noise, before post-processing.
@@ -189,7 +193,8 @@ class _NoiseMechanism:
         """
         counts = _validate.vectors(counts, "counts", positive_entries=False)
         rng = _validate.generator(rng)
-        out = self._noise(rng, counts.shape)
+        draw = getattr(rng, self._distribution)
+        out = draw(0.0, self._noise_scale, size=counts.shape)
         out += counts
         return out
 
@@ -253,8 +258,11 @@ class GaussianMechanism(_NoiseMechanism):
         return (f"GaussianMechanism(epsilon={self.epsilon:g}, lam={self.lam:g}, "
                 f"l2_sq={self.l2_sq:g}; sigma={self.sigma:.6g})")
 
-    def _noise(self, rng, shape):
-        return rng.normal(0.0, self.sigma, size=shape)
+    _distribution = "normal"
+
+    @property
+    def _noise_scale(self) -> float:
+        return self.sigma
 
 
 class LaplaceMechanism(_NoiseMechanism):
@@ -292,5 +300,8 @@ class LaplaceMechanism(_NoiseMechanism):
         return (f"LaplaceMechanism(epsilon={self.epsilon:g}, lam={self.lam:g}, "
                 f"l1={self.l1:g}; scale={self.scale:.6g})")
 
-    def _noise(self, rng, shape):
-        return rng.laplace(0.0, self.scale, size=shape)
+    _distribution = "laplace"
+
+    @property
+    def _noise_scale(self) -> float:
+        return self.scale

@@ -160,13 +160,18 @@ def _read_verified(path: Path, file: DataFile) -> bytes:
                 f"{path} is not a valid gzip file ({exc}); expected the "
                 f"content of {file.path} with sha256 {file.sha256}. To obtain "
                 f"it: {_advice(file)}") from exc
-    digest = _sha256(raw)
+    _verify(raw, file, f"{path} is corrupted", "nothing was parsed")
+    return raw
+
+
+def _verify(content: bytes, file: DataFile, problem: str, consequence: str) -> None:
+    """Raise :class:`DataFileError` unless ``content`` has the recorded sha256."""
+    digest = _sha256(content)
     if digest != file.sha256:
         raise DataFileError(
-            f"{path} is corrupted: its content has sha256 {digest}, expected "
-            f"{file.sha256}. Nothing was parsed. To obtain a good copy: "
+            f"{problem}: its content has sha256 {digest}, expected "
+            f"{file.sha256}; {consequence}. To obtain a good copy: "
             f"{_advice(file)}")
-    return raw
 
 
 def _candidates(folder: Path, file: DataFile) -> list[Path]:
@@ -244,12 +249,8 @@ def download(file: DataFile, folder: Path | None = None, *,
                     f"{file.url} is not a zip archive holding {file.member} "
                     f"({exc}). Expected sha256 {file.sha256} for "
                     f"{file.path}. To obtain it: {_advice(file)}") from exc
-        digest = _sha256(data)
-        if digest != file.sha256:
-            raise DataFileError(
-                f"the download of {where} is corrupted or truncated: sha256 "
-                f"{digest}, expected {file.sha256}; nothing was kept. To "
-                f"obtain it: {_advice(file)}")
+        _verify(data, file, f"the download of {where} is corrupted or truncated",
+                "nothing was kept")
         tmp.write_bytes(data)
         os.replace(tmp, target)
     finally:
