@@ -68,6 +68,8 @@ notebooks: $(STAMP)
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_mechanism.py
 	$(BIN)/python benchmarks/bench_naive_bayes.py
+	$(BIN)/python benchmarks/bench_gohari.py
+	$(BIN)/python benchmarks/bench_approximate_dp.py
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis

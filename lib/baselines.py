@@ -181,6 +181,15 @@ class _NoiseMechanism:
         self.lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
         self.floor = _validate.scalar(_validate.positive(floor, "floor"), "floor")
 
+    @classmethod
+    def _from_noise_scale(cls, attribute, value, floor):
+        """An instance with a given noise scale and no RDP target (attributes None)."""
+        self = cls.__new__(cls)
+        self.epsilon = self.lam = None
+        setattr(self, attribute, _validate.scalar(_validate.positive(value, attribute), attribute))
+        self.floor = _validate.scalar(_validate.positive(floor, "floor"), "floor")
+        return self
+
     def noisy_counts(self, counts, rng=None) -> np.ndarray:
         """The counts plus independent noise, before post-processing.
 
@@ -254,7 +263,33 @@ class GaussianMechanism(_NoiseMechanism):
         self.l2_sq = _validate.scalar(_validate.positive(l2_sq, "l2_sq"), "l2_sq")
         self.sigma = float(np.sqrt(self.lam * self.l2_sq / (2 * self.epsilon)))
 
+    @classmethod
+    def from_sigma(cls, sigma, floor=CLIP_FLOOR):
+        """A Gaussian release with a given noise standard deviation, no RDP target.
+
+        For a :math:`\\sigma` chosen by another accounting, e.g. the analytic
+        Gaussian mechanism of :func:`lib.approximate_dp.analytic_gaussian_sigma`.
+        ``epsilon``, ``lam`` and ``l2_sq`` are None.
+
+        Parameters
+        ----------
+        sigma : float
+            Noise standard deviation :math:`\\sigma \\in (0, \\infty)`, in counts.
+        floor : float, default :data:`CLIP_FLOOR`
+            Clipping level of the post-processing.
+
+        Examples
+        --------
+        >>> GaussianMechanism.from_sigma(3.0)
+        GaussianMechanism.from_sigma(sigma=3)
+        """
+        self = cls._from_noise_scale("sigma", sigma, floor)
+        self.l2_sq = None
+        return self
+
     def __repr__(self) -> str:
+        if self.epsilon is None:
+            return f"GaussianMechanism.from_sigma(sigma={self.sigma:.6g})"
         return (f"GaussianMechanism(epsilon={self.epsilon:g}, lam={self.lam:g}, "
                 f"l2_sq={self.l2_sq:g}; sigma={self.sigma:.6g})")
 
@@ -296,7 +331,33 @@ class LaplaceMechanism(_NoiseMechanism):
         self.l1 = _validate.scalar(_validate.positive(l1, "l1"), "l1")
         self.scale = float(laplace_scale(self.epsilon, self.lam, self.l1))
 
+    @classmethod
+    def from_scale(cls, scale, floor=CLIP_FLOOR):
+        """A Laplace release with a given scale :math:`b`, no RDP target.
+
+        For a scale chosen by another accounting, e.g. pure DP with basic
+        composition (:func:`lib.approximate_dp.laplace_dp_scale`). ``epsilon``,
+        ``lam`` and ``l1`` are None.
+
+        Parameters
+        ----------
+        scale : float
+            Laplace scale :math:`b \\in (0, \\infty)`, in counts.
+        floor : float, default :data:`CLIP_FLOOR`
+            Clipping level of the post-processing.
+
+        Examples
+        --------
+        >>> LaplaceMechanism.from_scale(28.0)
+        LaplaceMechanism.from_scale(scale=28)
+        """
+        self = cls._from_noise_scale("scale", scale, floor)
+        self.l1 = None
+        return self
+
     def __repr__(self) -> str:
+        if self.epsilon is None:
+            return f"LaplaceMechanism.from_scale(scale={self.scale:.6g})"
         return (f"LaplaceMechanism(epsilon={self.epsilon:g}, lam={self.lam:g}, "
                 f"l1={self.l1:g}; scale={self.scale:.6g})")
 

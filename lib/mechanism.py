@@ -231,7 +231,38 @@ class DirichletMechanism:
         self.linf = _validate.scalar(_validate.positive(linf, "linf"), "linf")
         self.r, self.alpha = (float(v) for v in calibrate(self.epsilon, self.lam, self.l2_sq, self.linf))
 
+    @classmethod
+    def from_concentration(cls, r, alpha):
+        """A Dirichlet release with a given scale and pseudo-count, no RDP target.
+
+        Line 3 of Algorithm 1 with :math:`r` and :math:`\\alpha` chosen by some
+        other accounting (for example Gohari et al.'s
+        :math:`(\\hat\\varepsilon, \\delta)` guarantee,
+        :func:`lib.gohari.gohari_calibrate`). The attributes ``epsilon``,
+        ``lam``, ``l2_sq`` and ``linf`` are None: the object makes no RDP claim,
+        so :meth:`worst_neighbour` is unavailable.
+
+        Parameters
+        ----------
+        r : float
+            Scale :math:`r \\in (0, \\infty)` of the counts.
+        alpha : float
+            Pseudo-count :math:`\\alpha \\in (0, \\infty)`.
+
+        Examples
+        --------
+        >>> DirichletMechanism.from_concentration(0.5, 9.0)
+        DirichletMechanism.from_concentration(r=0.5, alpha=9)
+        """
+        self = cls.__new__(cls)
+        self.epsilon = self.lam = self.l2_sq = self.linf = None
+        self.r = _validate.scalar(_validate.positive(r, "r"), "r")
+        self.alpha = _validate.scalar(_validate.positive(alpha, "alpha"), "alpha")
+        return self
+
     def __repr__(self) -> str:
+        if self.epsilon is None:
+            return f"DirichletMechanism.from_concentration(r={self.r:.6g}, alpha={self.alpha:.6g})"
         return (
             f"DirichletMechanism(epsilon={self.epsilon:g}, lam={self.lam:g}, l2_sq={self.l2_sq:g}, "
             f"linf={self.linf:g}; r={self.r:.6g}, alpha={self.alpha:.6g})"
@@ -271,6 +302,9 @@ class DirichletMechanism:
         neighbour : ndarray, shape (d,)
             A neighbouring histogram that attains it.
         """
+        if self.lam is None:
+            raise ValueError("worst_neighbour needs an RDP order: this mechanism was built by "
+                             "from_concentration, without one")
         counts = np.asarray(counts, dtype=float)
         neighbours = all_neighbours(counts)
         u, v = self.concentration(counts), self.concentration(neighbours)

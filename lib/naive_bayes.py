@@ -174,6 +174,13 @@ def release_parameters(class_counts, feature_counts, mechanism, *, epsilon=None,
       to every attribute-class count, :math:`(N^k_{jc} + a)/(N_j + a n_k)`, and the
       unsmoothed class frequencies :math:`N_j/N` (scikit-learn's ``CategoricalNB``).
     * ``"random"``: uniform distributions everywhere.
+    * a sequence of :math:`K + 1` mechanism objects, one per release (the
+      class counts first, then attribute :math:`k` with object :math:`k + 1`):
+      anything with a ``release(counts, rng)`` method that returns
+      distributions over the last axis, e.g. the per-release objects of
+      :func:`lib.approximate_dp.calibrate_model`. ``epsilon``, ``lam`` and
+      ``floor`` are then ignored: each object carries its own calibration,
+      and the accounting of the whole model is the caller's.
 
     ``floor`` is the clipping level of the Gaussian and Laplace post-processing
     (:func:`lib.baselines.clip_and_normalise`), in units of counts.
@@ -185,12 +192,23 @@ def release_parameters(class_counts, feature_counts, mechanism, *, epsilon=None,
         Natural logarithms of released probabilities; finite for the private
         mechanisms (see :class:`PrivateNaiveBayes`).
     """
-    if mechanism not in MECHANISMS:
+    per_release = None
+    if not isinstance(mechanism, str):
+        per_release = _per_release_objects(mechanism, len(feature_counts) + 1)
+    elif mechanism not in MECHANISMS:
         raise ValueError(f"mechanism must be one of {MECHANISMS}; got {mechanism!r}")
     if (not isinstance(n_draws, (int, np.integer)) or isinstance(n_draws, bool) or n_draws < 1):
         raise ValueError(f"n_draws must be an integer in [1, inf); got {n_draws!r}")
     class_counts = np.asarray(class_counts, dtype=float)
     d = class_counts.shape[-1]
+    if per_release is not None:
+        rng = _validate.generator(rng)
+        counts = [class_counts] + [np.asarray(t, dtype=float) for t in feature_counts]
+        logs = [np.log(m.release(np.broadcast_to(c, (n_draws,) + c.shape), rng))
+                for m, c in zip(per_release, counts)]
+        if not all(np.isfinite(v).all() for v in logs):  # pragma: no cover - see PrivateNaiveBayes
+            raise RuntimeError("a released probability underflowed to zero")
+        return logs[0], logs[1:]
     if mechanism == "random":
         prior = np.full((n_draws, d), -np.log(d))
         return prior, [np.full((n_draws, d, t.shape[-1]), -np.log(t.shape[-1])) for t in feature_counts]
@@ -217,6 +235,22 @@ def release_parameters(class_counts, feature_counts, mechanism, *, epsilon=None,
     if not all(np.isfinite(v).all() for v in logs):  # pragma: no cover - see PrivateNaiveBayes
         raise RuntimeError("a released probability underflowed to zero")
     return logs[0], logs[1:]
+
+
+def _per_release_objects(mechanisms, n_releases):
+    """Check a sequence of per-release mechanism objects (one per release)."""
+    try:
+        objects = tuple(mechanisms)
+    except TypeError:
+        objects = None
+    if objects is None or len(objects) != n_releases or not all(
+            callable(getattr(m, "release", None)) for m in objects):
+        raise ValueError(
+            f"mechanism must be one of {MECHANISMS} or a sequence of {n_releases} objects with "
+            f"a release(counts, rng) method (class counts first, then one per attribute); "
+            f"got {mechanisms!r}"
+        )
+    return objects
 
 
 def _one_hot(X, n_values):

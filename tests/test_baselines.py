@@ -148,3 +148,25 @@ def test_clip_and_normalise_property(values, floor):
     assert np.all(out > 0) and np.isclose(out.sum(), 1)
     # order is preserved (clipping and scaling are monotone)
     assert np.all(np.diff(out[np.argsort(values, kind="stable")]) >= -1e-15)
+
+
+def test_constructors_from_a_given_noise_scale():
+    g = GaussianMechanism.from_sigma(3.0, floor=2.0)
+    assert g.sigma == 3.0 and g.floor == 2.0 and g.epsilon is None and g.lam is None and g.l2_sq is None
+    assert repr(g) == "GaussianMechanism.from_sigma(sigma=3)"
+    la = LaplaceMechanism.from_scale(4.0)
+    assert la.scale == 4.0 and la.floor == CLIP_FLOOR and la.epsilon is None and la.l1 is None
+    # the same draws as an RDP-calibrated object of the same scale
+    ref = GaussianMechanism(1.0, 5.0)
+    same = GaussianMechanism.from_sigma(ref.sigma)
+    counts = np.array([[4.0, 0.0, 9.0]] * 5)
+    np.testing.assert_array_equal(ref.release(counts, rng=3), same.release(counts, rng=3))
+    ref = LaplaceMechanism(1.0, 5.0, l1=2.0)
+    np.testing.assert_array_equal(ref.release(counts, rng=3),
+                                  LaplaceMechanism.from_scale(ref.scale).release(counts, rng=3))
+    with pytest.raises(ValueError, match=r"sigma must be in \(0, inf\)"):
+        GaussianMechanism.from_sigma(0.0)
+    with pytest.raises(ValueError, match=r"scale must be in \(0, inf\)"):
+        LaplaceMechanism.from_scale(-1.0)
+    with pytest.raises(ValueError, match="floor"):
+        LaplaceMechanism.from_scale(1.0, floor=0.0)

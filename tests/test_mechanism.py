@@ -210,3 +210,18 @@ BAD_CALLS = [
 def test_bad_input_raises(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_from_concentration():
+    ref = DirichletMechanism(1.0, 5.0)
+    mech = DirichletMechanism.from_concentration(ref.r, ref.alpha)
+    assert mech.epsilon is None and mech.lam is None and (mech.r, mech.alpha) == (ref.r, ref.alpha)
+    counts = np.array([[119, 74, 618, 272, 13, 187]] * 3, dtype=float)
+    np.testing.assert_array_equal(mech.release(counts, rng=5), ref.release(counts, rng=5))
+    np.testing.assert_array_equal(mech.concentration(counts), ref.concentration(counts))
+    with pytest.raises(ValueError, match="RDP order"):
+        mech.worst_neighbour([1, 2, 3])
+    with pytest.raises(ValueError, match=r"r must be in \(0, inf\)"):
+        DirichletMechanism.from_concentration(0.0, 1.0)
+    with pytest.raises(ValueError, match="alpha must be finite"):
+        DirichletMechanism.from_concentration(1.0, np.nan)

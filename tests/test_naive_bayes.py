@@ -309,3 +309,31 @@ def test_clip_floor_is_passed_to_the_noise_mechanisms():
         model = PrivateNaiveBayes(name, epsilon=1e-3, clip_floor=50.0, random_state=0)
         model.fit(X, y, n_values=n_values, n_classes=d)
         np.testing.assert_array_equal(model.class_log_prior_, prior[0])
+
+
+def test_release_with_per_release_mechanism_objects():
+    from lib.baselines import GaussianMechanism, LaplaceMechanism
+    from lib.mechanism import DirichletMechanism
+
+    X, y, n_values, d = synthetic()
+    class_counts, tables = count(X, y, n_values, d)
+    # the RDP path is a special case: the same object for every release, same draws
+    mech = nb.make_mechanism("dirichlet", release_budget(1.0, X.shape[1]), 5.0)
+    objects = [mech] * (X.shape[1] + 1)
+    p1, t1 = release_parameters(class_counts, tables, objects, n_draws=3, rng=7)
+    p2, t2 = release_parameters(class_counts, tables, "dirichlet", epsilon=1.0, n_draws=3, rng=7)
+    np.testing.assert_array_equal(p1, p2)
+    for a, b in zip(t1, t2):
+        np.testing.assert_array_equal(a, b)
+    # one object per release, in order: class counts first, then attribute k
+    mixed = ([DirichletMechanism.from_concentration(2.0, 1.0)]
+             + [GaussianMechanism.from_sigma(1e-9), LaplaceMechanism.from_scale(1e-9)]
+             + [GaussianMechanism.from_sigma(1e-9)] * (X.shape[1] - 2))
+    prior, feature = release_parameters(class_counts, tables, mixed, n_draws=2, rng=0)
+    assert prior.shape == (2, d) and [t.shape for t in feature] == [(2,) + t.shape for t in tables]
+    exact = np.log(np.maximum(tables[0], 1e-6) / np.maximum(tables[0], 1e-6).sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(feature[0][0], exact, atol=1e-6)
+    with pytest.raises(ValueError, match="sequence of 5 objects"):
+        release_parameters(class_counts, tables, objects[:3], rng=0)
+    with pytest.raises(ValueError, match="release"):
+        release_parameters(class_counts, tables, [object()] * 5, rng=0)

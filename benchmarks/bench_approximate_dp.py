@@ -1,0 +1,85 @@
+"""Running time of the approximate-DP grids of Appendix C (Figures 9, 10 and 11).
+
+The naive Bayes grid (8 datasets x 10 epsilon-hats x 6 models x 10 repetitions)
+and the Bayesian-network grid (3 datasets x 10 x 5 x 10) run inside chapter 09's
+notebook. Printed: each grid as ``run_naive_bayes_dp`` / ``run_bayesian_network_dp``
+run it (a fresh Gohari cache each time), the naive Bayes grid's time split into
+calibration (per mechanism), release (the mechanisms' sampling) and scoring (the
+test rows), and the ratio to the RDP naive Bayes grid of Section 5.1
+(``run_naive_bayes``) measured in the same run.
+
+Run with ``DIRICHLET_DATA_DIR=... python benchmarks/bench_approximate_dp.py``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from lib.bayesian_network import prepare_network
+from lib.data import DATASETS
+from lib.experiments import (BN_DATASETS, DP_NB_EPSILONS, calibrate_naive_bayes_dp, cell_seed,
+                             run_bayesian_network_dp, run_naive_bayes, run_naive_bayes_dp)
+from lib.naive_bayes import count, log_proba, release_parameters
+from lib.preprocessing import prepare
+
+MECHANISMS = ("dirichlet", "gohari", "gaussian", "laplace")
+
+
+def parts(splits, n_repeats=10, seed=0):
+    """Seconds spent calibrating (per mechanism), releasing and scoring the private models."""
+    spent = {f"calibrate {m}": 0.0 for m in MECHANISMS} | {"release": 0.0, "score": 0.0}
+    cache = {}
+    for name, s in splits.items():
+        counts = count(s.X_train, s.y_train, s.n_values, s.n_classes)
+        for model in MECHANISMS:
+            priors, tables = [], []
+            for eps in DP_NB_EPSILONS:
+                t0 = time.perf_counter()
+                cal = calibrate_naive_bayes_dp(s, model, eps, cache=cache)
+                t1 = time.perf_counter()
+                spent[f"calibrate {model}"] += t1 - t0
+                if cal.attained:
+                    rng = np.random.default_rng(cell_seed(seed, name, model, eps))
+                    p, t = release_parameters(*counts, cal.releases, n_draws=n_repeats, rng=rng)
+                    priors.append(p)
+                    tables.append(t)
+                spent["release"] += time.perf_counter() - t1
+            t0 = time.perf_counter()
+            log_proba(s.X_test, np.concatenate(priors),
+                      [np.concatenate([t[k] for t in tables]) for k in range(len(s.n_values))], s.n_values)
+            spent["score"] += time.perf_counter() - t0
+    return spent
+
+
+def best_of(n, fn):
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), out
+
+
+def main() -> None:
+    splits = {name: prepare(name) for name in DATASETS}
+    networks = {name: prepare_network(name) for name in BN_DATASETS}
+    t_rdp, _ = best_of(2, lambda: run_naive_bayes(splits=splits, progress=False))
+    t_nb, res = best_of(2, lambda: run_naive_bayes_dp(splits=splits, progress=False))
+    t_bn, res_bn = best_of(2, lambda: run_bayesian_network_dp(networks=networks, progress=False))
+    rows = [("run_naive_bayes (RDP, Section 5.1)", t_rdp, "baseline"),
+            (f"run_naive_bayes_dp, {len(res)} rows", t_nb, f"{t_nb / t_rdp:.2f} x baseline"),
+            (f"run_bayesian_network_dp, {len(res_bn)} rows", t_bn, f"{t_bn / t_rdp:.2f} x baseline"),
+            ("both approximate-DP grids", t_nb + t_bn, "chapter target < 120 s in all")]
+    for label, seconds, note in rows:
+        print(f"{label:40s}: {seconds:6.2f} s   ({note})")
+    spent = min((parts(splits) for _ in range(2)), key=lambda d: sum(d.values()))
+    total = sum(spent.values())
+    print("naive Bayes DP grid, private models only, by part:")
+    for key, value in spent.items():
+        print(f"  {key:20s}: {value:6.2f} s  ({value / total:5.1%})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,582 @@
+"""One :math:`(\\hat\\varepsilon, \\delta)`-DP target for a whole model (Appendix C).
+
+A private naive Bayes model (:mod:`lib.naive_bayes`) or Bayesian network makes
+:math:`m` histogram releases: one per table of counts. Under replace-one
+neighbours every release moves two of its cells by one, so each has
+:math:`\\Delta_2^2 = 2`, :math:`\\Delta_\\infty = 1`, :math:`\\Delta_1 = 2`. This
+module meets one target :math:`(\\hat\\varepsilon, \\delta)` for all :math:`m`
+releases together, with four mechanisms, and returns one mechanism object per
+release (:func:`calibrate_model`):
+
+* ``"dirichlet"``: all releases at one order :math:`\\lambda`, each
+  :math:`(\\lambda, \\varepsilon)`-RDP by Algorithm 1; they compose to
+  :math:`(\\lambda, m\\varepsilon)`-RDP, converted once by eq. (14)
+  (:func:`lib.accounting.dp_to_rdp`). The order minimises the expected KL loss
+  of *public* reference tables (:func:`public_reference`, :func:`model_order`,
+  the search of :func:`lib.accounting.optimal_order` summed over the
+  releases), or follows the author's rule
+  :math:`\\lambda = 1 + 1/\\varepsilon` (:func:`lib.accounting.fixed_order`).
+* ``"gaussian"``: the :math:`m` releases with i.i.d. :math:`N(0, \\sigma^2)` noise
+  are one Gaussian mechanism of joint :math:`\\ell_2`-sensitivity
+  :math:`\\sqrt{2m}`; :math:`\\sigma` is the exact one of Balle and Wang's
+  analytic Gaussian mechanism (:func:`analytic_gaussian_sigma`).
+* ``"laplace"``: pure DP, basic composition: each release
+  :math:`\\hat\\varepsilon/m`-DP, scale :math:`2m/\\hat\\varepsilon`
+  (:func:`laplace_dp_scale`); :math:`\\delta` is not used.
+* ``"gohari"``: Algorithm 1's release :math:`\\mathrm{Dirichlet}(r f + \\alpha)`,
+  :math:`\\alpha = 1 + 4(\\lambda - 1) r`, with :math:`r` from Gohari et al.'s
+  guarantee (:func:`lib.gohari.gohari_calibrate`) at
+  :math:`(\\hat\\varepsilon/m, \\delta/m)` per release (basic composition of
+  approximate DP). A target that no :math:`r` reaches is reported as not
+  attained, never replaced by another calibration.
+* ``"gaussian_classical"``: the classical
+  :math:`\\sigma = \\sqrt{2\\log(1.25/\\delta)}\\,\\Delta_2/\\hat\\varepsilon`
+  at the joint sensitivity, for comparison only: it is proved for
+  :math:`\\hat\\varepsilon < 1` and fails above (:func:`analytic_gaussian_delta`
+  measures by how much).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from scipy import optimize, special
+
+from . import _validate
+from .accounting import OrderChoice, dp_to_rdp, fixed_order, min_order
+from .baselines import CLIP_FLOOR, GaussianMechanism, LaplaceMechanism
+from .mechanism import DirichletMechanism, calibrate
+from .moments import expected_kl_loss
+
+#: The mechanisms :func:`calibrate_model` knows.
+DP_MECHANISMS = ("dirichlet", "gohari", "gaussian", "laplace", "gaussian_classical")
+#: Order of Gohari et al.'s release, :math:`\alpha = 1 + 4(\lambda - 1) r` (the author's value).
+GOHARI_LAM = 5.0
+#: Replace-one sensitivities of one histogram release.
+L2_SQ, LINF, L1 = 2.0, 1.0, 2.0
+
+
+def _count(value, name, low=1):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} must be an integer in [{low}, inf); got {value!r}")
+    return int(value)
+
+
+def _target(epsilon_hat, delta):
+    eps = _validate.scalar(_validate.positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
+    dlt = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
+    return eps, dlt
+
+
+def _domain_sizes(domain_sizes):
+    sizes = np.asarray(domain_sizes)
+    if (sizes.ndim != 1 or sizes.size < 1 or not np.issubdtype(sizes.dtype, np.integer)
+            or np.any(sizes < 2)):
+        raise ValueError(
+            f"domain_sizes must be a non-empty 1-D sequence of integers in [2, inf), one per "
+            f"release; got {domain_sizes!r}"
+        )
+    return tuple(int(v) for v in sizes)
+
+
+# ----------------------------------------------------------------------------- Dirichlet
+
+
+def public_reference(n_total, domain_sizes, n_rows, *, exponent=1.0):
+    """Data-independent reference tables for the choice of order.
+
+    The order of the Dirichlet releases is chosen by the expected KL loss
+    (chapter 04), which depends on the histograms; the private ones must not
+    be used (the choice would itself be a release). These tables use only
+    public quantities: release :math:`i` gets ``n_rows[i]`` rows of
+    ``domain_sizes[i]`` cells, each row holding ``n_total / n_rows[i]``
+    records (the average when the ``n_total`` training rows are spread evenly
+    over the rows: the classes of a naive Bayes table, the parent
+    configurations of a Bayesian-network table), shared in proportion to
+    :math:`i^{-s}` (Zipf's law with exponent :math:`s`). A skewed shape is
+    needed: for a uniform reference the pull of :math:`\\alpha` towards uniform
+    costs nothing and the search runs to its largest order.
+
+    Parameters
+    ----------
+    n_total : float
+        Number of training rows, :math:`(0, \\infty)` (public).
+    domain_sizes : sequence of int
+        Cells of each release's rows, at least 2.
+    n_rows : sequence of int
+        Rows of each release, at least 1.
+    exponent : float, default 1.0
+        Zipf exponent :math:`s \\ge 0`.
+
+    Returns
+    -------
+    list of ndarray, shape (n_rows[i], domain_sizes[i])
+
+    Examples
+    --------
+    >>> public_reference(110.0, [3], [2])[0].round(3)
+    array([[30., 15., 10.],
+           [30., 15., 10.]])
+    """
+    n_total = _validate.scalar(_validate.positive(n_total, "n_total"), "n_total")
+    sizes = _domain_sizes(domain_sizes)
+    rows = np.asarray(n_rows)
+    if rows.shape != (len(sizes),) or not np.issubdtype(rows.dtype, np.integer) or np.any(rows < 1):
+        raise ValueError(f"n_rows must hold one integer in [1, inf) per release ({len(sizes)}); "
+                         f"got {n_rows!r}")
+    exponent = _validate.scalar(_validate.nonnegative(exponent, "exponent"), "exponent")
+    out = []
+    for d, k in zip(sizes, rows.tolist()):
+        weights = np.arange(1, d + 1, dtype=float) ** -exponent
+        out.append(np.tile(n_total / k * weights / weights.sum(), (k, 1)))
+    return out
+
+
+def _rows(histograms):
+    """Every row with a positive total, grouped by length: list of (n, d) arrays."""
+    groups = {}
+    for h in histograms:
+        h = _validate.vectors(h, "histograms", positive_entries=False)
+        rows = h.reshape(-1, h.shape[-1])
+        rows = rows[rows.sum(axis=1) > 0]
+        if rows.size:
+            groups.setdefault(rows.shape[1], []).append(rows)
+    if not groups:
+        raise ValueError("histograms must hold at least one row with a positive total")
+    return [np.concatenate(g) for g in groups.values()]
+
+
+def total_expected_kl(histograms, r, alpha):
+    """Sum of :func:`lib.expected_kl_loss` over every row of every histogram.
+
+    The loss of a whole model released by Algorithm 1 at ``(r, alpha)``: each
+    row with a positive total (an empty row has no target distribution) counts
+    once. ``r`` and ``alpha`` broadcast together; the result has their shape.
+
+    Parameters
+    ----------
+    histograms : sequence of array_like, shape (..., d_i)
+        The tables of counts of the model's releases.
+    r, alpha : array_like
+        Algorithm 1's scale and pseudo-count.
+    """
+    r, alpha = _validate.broadcast(r=_validate.positive(r, "r"), alpha=_validate.positive(alpha, "alpha"))
+    total = np.zeros(r.shape)
+    for rows in _rows(histograms):
+        total = total + expected_kl_loss(rows, r[..., None], alpha[..., None]).sum(axis=-1)
+    return total[()]
+
+
+def model_order(epsilon_hat, delta, histograms, *, n_releases, grid_size=128) -> OrderChoice:
+    """The order that minimises :func:`total_expected_kl` of a model's tables.
+
+    :func:`lib.accounting.optimal_order` for a model of several releases of
+    different shapes: every order :math:`\\lambda > \\lambda_0` meets the target
+    with the per-release level ``dp_to_rdp(epsilon_hat, lam, delta,
+    n_releases=m)``, and the search (a grid of ``grid_size`` points in
+    :math:`\\log(\\lambda - \\lambda_0)` up to :math:`1/\\delta`, refined by a
+    bounded scalar search) minimises the summed expected loss.
+
+    .. warning:: With public tables (:func:`public_reference`) this is the
+       choice the experiments release with. With the private tables it is an
+       *oracle*: a measuring stick for the cost of the public guess, never to
+       be used for a release.
+
+    Returns
+    -------
+    OrderChoice
+        ``expected_kl`` is the total over all rows of ``histograms``.
+    """
+    eps, dlt = _target(epsilon_hat, delta)
+    m = _count(n_releases, "n_releases")
+    grid_size = _count(grid_size, "grid_size", 8)
+    rows = _rows(histograms)
+    lam0 = min_order(eps, dlt)
+
+    def loss(u):
+        lam = lam0 + np.exp(u)
+        r, alpha = calibrate(dp_to_rdp(eps, lam, dlt, n_releases=m), lam, L2_SQ, LINF)
+        return total_expected_kl(rows, r, alpha)
+
+    grid = np.linspace(np.log(1e-9 * lam0), np.log(1 / dlt - lam0), grid_size)
+    values = loss(grid)
+    best = int(np.argmin(values))
+    lo, hi = grid[max(best - 1, 0)], grid[min(best + 1, grid.size - 1)]
+    refined = optimize.minimize_scalar(lambda u: float(loss(u)), bounds=(lo, hi), method="bounded",
+                                       options={"xatol": 1e-8})
+    u = refined.x if refined.fun < values[best] else grid[best]
+    lam = lam0 + float(np.exp(u))
+    level = float(dp_to_rdp(eps, lam, dlt, n_releases=m))
+    r, alpha = calibrate(level, lam, L2_SQ, LINF)
+    return OrderChoice(lam, float(r), float(alpha), level, float(total_expected_kl(rows, r, alpha)))
+
+
+def dirichlet_order(epsilon_hat, delta, n_releases, *, reference=None, rule="optimal") -> OrderChoice:
+    """The order, RDP level and Algorithm 1 calibration of ``n_releases`` Dirichlet releases.
+
+    All releases are made at one order :math:`\\lambda`, each
+    :math:`(\\lambda, \\varepsilon)`-RDP; together :math:`(\\lambda,
+    m\\varepsilon)`-RDP, which eq. (14) turns into :math:`(\\hat\\varepsilon,
+    \\delta)`-DP when :math:`\\varepsilon` = ``dp_to_rdp(epsilon_hat, lam, delta,
+    n_releases=m)``.
+
+    Parameters
+    ----------
+    epsilon_hat, delta : float
+        Target for the whole model.
+    n_releases : int
+        :math:`m \\ge 1`.
+    reference : sequence of array_like
+        Public reference tables (:func:`public_reference`); required by
+        ``rule="optimal"`` (:func:`model_order`), used only to report
+        ``expected_kl`` by ``"fixed"``.
+    rule : {"optimal", "fixed"}
+        :func:`model_order` or the author's :func:`lib.accounting.fixed_order`
+        (:math:`\\lambda = 1 + 1/\\varepsilon`).
+
+    Returns
+    -------
+    OrderChoice
+    """
+    eps, dlt = _target(epsilon_hat, delta)
+    m = _count(n_releases, "n_releases")
+    if rule == "optimal":
+        if reference is None:
+            raise ValueError("reference is required for rule='optimal' (public tables)")
+        return model_order(eps, dlt, reference, n_releases=m)
+    if rule == "fixed":
+        choice = fixed_order(eps, dlt, n_releases=m, l2_sq=L2_SQ, linf=LINF)
+        if reference is not None:
+            choice = choice._replace(expected_kl=float(total_expected_kl(reference, choice.r, choice.alpha)))
+        return choice
+    raise ValueError(f"rule must be 'optimal' or 'fixed'; got {rule!r}")
+
+
+# ----------------------------------------------------------------------------- Gaussian
+
+
+def analytic_gaussian_delta(sigma, epsilon_hat, sensitivity):
+    """Exact :math:`\\delta(\\hat\\varepsilon)` of the Gaussian mechanism (Balle and Wang 2018, Thm 8).
+
+    Adding :math:`N(0, \\sigma^2 I)` to a query of :math:`\\ell_2`-sensitivity
+    :math:`\\Delta` is :math:`(\\hat\\varepsilon, \\delta)`-DP exactly for
+
+    .. math::
+        \\delta = \\Phi\\Big(\\frac{\\Delta}{2\\sigma} - \\frac{\\hat\\varepsilon\\sigma}{\\Delta}\\Big)
+        - e^{\\hat\\varepsilon}\\,\\Phi\\Big(-\\frac{\\Delta}{2\\sigma}
+        - \\frac{\\hat\\varepsilon\\sigma}{\\Delta}\\Big)
+
+    and for no smaller :math:`\\delta` (the privacy loss of a Gaussian is itself
+    Gaussian). Evaluated as :math:`\\Phi(a)\\,(1 - e^{\\hat\\varepsilon + \\log\\Phi(b)
+    - \\log\\Phi(a)})` with ``scipy.special.log_ndtr``, accurate far into the tails.
+
+    Parameters
+    ----------
+    sigma, epsilon_hat, sensitivity : array_like
+        Positive; broadcast together.
+
+    Returns
+    -------
+    ndarray or float
+
+    Examples
+    --------
+    >>> round(float(analytic_gaussian_delta(1.0, 0.5, 1.0)), 6)
+    0.238422
+    """
+    sigma, eps, sens = _validate.broadcast(
+        sigma=_validate.positive(sigma, "sigma"),
+        epsilon_hat=_validate.positive(epsilon_hat, "epsilon_hat"),
+        sensitivity=_validate.positive(sensitivity, "sensitivity"),
+    )
+    a = sens / (2 * sigma) - eps * sigma / sens
+    b = -sens / (2 * sigma) - eps * sigma / sens
+    log_a = special.log_ndtr(a)
+    return (np.exp(log_a) * -np.expm1(eps + special.log_ndtr(b) - log_a))[()]
+
+
+def analytic_gaussian_sigma(epsilon_hat, delta, sensitivity):
+    """The smallest :math:`\\sigma` with :func:`analytic_gaussian_delta` :math:`\\le \\delta`.
+
+    :math:`\\delta(\\sigma)` decreases strictly from 1 (as :math:`\\sigma \\to 0`) to
+    0, so the root is unique. It is bracketed by doubling and halving from
+    :math:`\\sigma = \\Delta`, then found in :math:`\\log\\sigma` by Brent's method
+    to a relative :math:`10^{-12}` in :math:`\\sigma`. Valid for every
+    :math:`\\hat\\varepsilon > 0`.
+
+    Parameters
+    ----------
+    epsilon_hat : float
+        :math:`\\hat\\varepsilon \\in (0, \\infty)`.
+    delta : float
+        :math:`\\delta \\in (0, 1)`.
+    sensitivity : float
+        :math:`\\ell_2`-sensitivity :math:`\\Delta > 0` of the whole query
+        (:math:`\\sqrt{2m}` for :math:`m` histogram releases).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> s = analytic_gaussian_sigma(1.0, 1e-5, 2.0)
+    >>> round(float(analytic_gaussian_delta(s, 1.0, 2.0)) / 1e-5, 9)
+    1.0
+    """
+    eps, dlt = _target(epsilon_hat, delta)
+    sens = _validate.scalar(_validate.positive(sensitivity, "sensitivity"), "sensitivity")
+
+    def gap(t):  # delta underflows to 0 only far above the root: log(0) = -inf is fine
+        with np.errstate(divide="ignore"):
+            return np.log(analytic_gaussian_delta(np.exp(t), eps, sens)) - np.log(dlt)
+
+    lo = hi = np.log(sens)
+    while gap(lo) <= 0:
+        lo -= 1.0
+    while gap(hi) > 0:
+        hi += 1.0
+    t = optimize.brentq(gap, lo, hi, xtol=1e-13, rtol=4 * np.finfo(float).eps)
+    return float(np.exp(t))
+
+
+def classical_gaussian_sigma(epsilon_hat, delta, sensitivity):
+    """The classical :math:`\\sigma = \\sqrt{2\\log(1.25/\\delta)}\\,\\Delta/\\hat\\varepsilon`.
+
+    Dwork and Roth (2014), Theorem A.1, proved for :math:`\\hat\\varepsilon < 1`
+    only; for larger :math:`\\hat\\varepsilon` the exact :math:`\\delta` of this
+    :math:`\\sigma` (:func:`analytic_gaussian_delta`) exceeds the target. Used
+    here only to show that (the author's code used it for every
+    :math:`\\hat\\varepsilon`).
+    """
+    eps, dlt = _target(epsilon_hat, delta)
+    sens = _validate.scalar(_validate.positive(sensitivity, "sensitivity"), "sensitivity")
+    return float(np.sqrt(2 * np.log(1.25 / dlt)) * sens / eps)
+
+
+def rdp_gaussian_sigma(epsilon_hat, delta, sensitivity, *, grid_size=256):
+    """:math:`\\sigma` from RDP (Mironov 2017, Cor. 3) and eq. (14) at the best order.
+
+    The Gaussian mechanism is :math:`(\\lambda, \\lambda\\Delta^2/(2\\sigma^2))`-RDP
+    at every order; eq. (14) at order :math:`\\lambda` then needs
+    :math:`\\sigma^2 = \\lambda\\Delta^2 / (2\\,\\varepsilon(\\lambda))` with
+    :math:`\\varepsilon(\\lambda)` = ``dp_to_rdp(epsilon_hat, lam, delta)``. The
+    order is chosen to minimise :math:`\\sigma` (grid in
+    :math:`\\log(\\lambda - \\lambda_0)`, then a bounded scalar search). A valid
+    but looser calibration than :func:`analytic_gaussian_sigma`, kept for the
+    comparison.
+    """
+    eps, dlt = _target(epsilon_hat, delta)
+    sens = _validate.scalar(_validate.positive(sensitivity, "sensitivity"), "sensitivity")
+    lam0 = min_order(eps, dlt)
+
+    def log_var(u):
+        lam = lam0 + np.exp(u)
+        return np.log(lam * sens**2 / 2) - np.log(dp_to_rdp(eps, lam, dlt))
+
+    grid = np.linspace(np.log(1e-9 * lam0), np.log(1e4 / dlt), _count(grid_size, "grid_size", 8))
+    values = log_var(grid)
+    best = int(np.argmin(values))
+    lo, hi = grid[max(best - 1, 0)], grid[min(best + 1, grid.size - 1)]
+    refined = optimize.minimize_scalar(lambda u: float(log_var(u)), bounds=(lo, hi), method="bounded",
+                                       options={"xatol": 1e-10})
+    value = min(refined.fun, values[best])
+    return float(np.exp(value / 2))
+
+
+# ----------------------------------------------------------------------------- Laplace
+
+
+def laplace_dp_scale(epsilon_hat, n_releases, l1=L1):
+    """Laplace scale :math:`b = m\\Delta_1/\\hat\\varepsilon`: pure DP, basic composition.
+
+    Each of the :math:`m` releases is :math:`\\Delta_1/b = \\hat\\varepsilon/m`-DP;
+    :math:`m` of them compose to :math:`\\hat\\varepsilon`-DP, hence
+    :math:`(\\hat\\varepsilon, \\delta)`-DP for every :math:`\\delta \\ge 0`.
+
+    Examples
+    --------
+    >>> laplace_dp_scale(1.0, 14)
+    28.0
+    """
+    eps = _validate.scalar(_validate.positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
+    l1 = _validate.scalar(_validate.positive(l1, "l1"), "l1")
+    return float(_count(n_releases, "n_releases") * l1 / eps)
+
+
+def author_laplace_scale(epsilon_hat, delta, l1=L1):
+    """The author's per-release Laplace scale, recorded for comparison only.
+
+    :math:`\\Delta_1/\\hat\\varepsilon\\cdot\\sqrt{\\log(0.5/\\delta)/\\log(1/\\delta)}`
+    (``ORIGINAL_CODE_NOTES.md`` §4): a factor just below one on the pure-DP scale
+    of ONE release, with :math:`\\delta` entering although the Laplace mechanism
+    needs none.
+    """
+    eps, dlt = _target(epsilon_hat, delta)
+    l1 = _validate.scalar(_validate.positive(l1, "l1"), "l1")
+    return float(l1 / eps * np.sqrt(np.log(0.5 / dlt) / np.log(1 / dlt)))
+
+
+# ----------------------------------------------------------------------------- Gohari
+
+
+def gohari_releases(epsilon_hat, delta, domain_sizes, *, n_total, lam=GOHARI_LAM, cache=None):
+    """Gohari et al.'s calibration of every release, by basic composition.
+
+    Each of the :math:`m` releases gets :math:`(\\hat\\varepsilon/m, \\delta/m)`
+    (equal shares), so that the model is :math:`(\\hat\\varepsilon, \\delta)`-DP
+    by basic composition of approximate DP -- not the average of per-release
+    epsilons that the author's code used. One
+    :func:`lib.gohari.gohari_calibrate` call per distinct domain size.
+
+    .. warning:: Gohari et al.'s guarantee is for one vector with a known,
+       fixed total. The rows of a naive Bayes or Bayesian-network table have
+       private totals (class or parent-configuration counts); like the author we
+       pass the number of training rows ``n_total``.
+
+    Parameters
+    ----------
+    epsilon_hat, delta : float
+        Target of the whole model.
+    domain_sizes : sequence of int
+        :math:`d_i \\ge 2`, the length of the vectors of release :math:`i`.
+    n_total : float
+        The total passed to Gohari et al.'s formulas.
+    lam : float, default :data:`GOHARI_LAM`
+        Order in :math:`\\alpha = 1 + 4(\\lambda - 1) r`.
+    cache : dict, optional
+        Memo of ``gohari_calibrate`` results (or the ``ValueError`` it raised),
+        keyed by its arguments; pass one dict to share calibrations across calls.
+
+    Returns
+    -------
+    list of GohariGuarantee
+        One per release.
+
+    Raises
+    ------
+    ValueError
+        When some release cannot reach its share (the message says which
+        domain size and why).
+    """
+    from .gohari import gohari_calibrate
+
+    eps, dlt = _target(epsilon_hat, delta)
+    sizes = _domain_sizes(domain_sizes)
+    n_total = _validate.scalar(_validate.positive(n_total, "n_total"), "n_total")
+    lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
+    cache = {} if cache is None else cache
+    m = len(sizes)
+    out = {}
+    for d in sorted(set(sizes)):
+        key = (eps / m, dlt / m, lam, n_total, d)
+        if key not in cache:
+            try:
+                cache[key] = gohari_calibrate(eps / m, dlt / m, lam=lam, n_total=n_total, d=d)
+            except ValueError as exc:
+                cache[key] = exc
+        if isinstance(cache[key], ValueError):
+            raise ValueError(f"Gohari et al.'s guarantee cannot reach ({eps / m:.4g}, {dlt / m:.3g}) "
+                             f"for a release with d = {d}: {cache[key]}") from cache[key]
+        out[d] = cache[key]
+    return [out[d] for d in sizes]
+
+
+# ----------------------------------------------------------------------------- one model
+
+
+class ModelCalibration(NamedTuple):
+    """The per-release mechanisms of a model that meet one :math:`(\\hat\\varepsilon, \\delta)` target.
+
+    Attributes
+    ----------
+    mechanism : str
+        One of :data:`DP_MECHANISMS`.
+    attained : bool
+        False when the mechanism cannot meet the target (Gohari et al. only).
+    releases : tuple
+        One mechanism object per release (empty when not attained), for
+        :func:`lib.naive_bayes.release_parameters` or
+        :func:`lib.bayesian_network.release_tables`.
+    parameters : dict
+        What was chosen: ``lam``, ``r``, ``alpha``, ``epsilon_rdp`` (Dirichlet);
+        ``r`` and ``alpha`` per distinct domain size (Gohari); ``sigma``
+        (Gaussian); ``scale`` (Laplace); ``reason`` when not attained.
+    """
+
+    mechanism: str
+    attained: bool
+    releases: tuple
+    parameters: dict
+
+
+def calibrate_model(mechanism, epsilon_hat, delta, domain_sizes, *, n_total=None, reference=None,
+                    order_rule="optimal", gohari_lam=GOHARI_LAM, floor=CLIP_FLOOR, cache=None):
+    """Per-release mechanisms for a model of :math:`m` histogram releases at one target.
+
+    Parameters
+    ----------
+    mechanism : {"dirichlet", "gohari", "gaussian", "laplace", "gaussian_classical"}
+        See the module docstring for each accounting.
+    epsilon_hat, delta : float
+        The target for the whole model, :math:`\\hat\\varepsilon > 0`,
+        :math:`\\delta \\in (0, 1)`.
+    domain_sizes : sequence of int
+        Length :math:`d_i \\ge 2` of the vectors of each release, in release
+        order; :math:`m` = ``len(domain_sizes)``.
+    n_total : float, optional
+        Number of training rows (required by ``"gohari"``).
+    reference : sequence of array_like, optional
+        Public reference tables for the Dirichlet order
+        (:func:`public_reference`); required by ``"dirichlet"`` with
+        ``order_rule="optimal"``.
+    order_rule : {"optimal", "fixed"}
+        Dirichlet order: :func:`model_order` of ``reference`` or the author's
+        :math:`\\lambda = 1 + 1/\\varepsilon`.
+    gohari_lam : float, default :data:`GOHARI_LAM`
+    floor : float, default :data:`lib.baselines.CLIP_FLOOR`
+        Clipping level of the Gaussian and Laplace post-processing.
+    cache : dict, optional
+        Shared memo of Gohari calibrations (:func:`gohari_releases`).
+
+    Returns
+    -------
+    ModelCalibration
+
+    Examples
+    --------
+    >>> cal = calibrate_model("laplace", 1.0, 1e-5, [2, 3, 3])
+    >>> cal.attained, cal.parameters["scale"], len(cal.releases)
+    (True, 6.0, 3)
+    """
+    eps, dlt = _target(epsilon_hat, delta)
+    sizes = _domain_sizes(domain_sizes)
+    m = len(sizes)
+    if mechanism == "dirichlet":
+        choice = dirichlet_order(eps, dlt, m, reference=reference, rule=order_rule)
+        mech = DirichletMechanism(choice.epsilon, choice.lam, l2_sq=L2_SQ, linf=LINF)
+        params = {"lam": choice.lam, "r": mech.r, "alpha": mech.alpha, "epsilon_rdp": choice.epsilon}
+        return ModelCalibration(mechanism, True, (mech,) * m, params)
+    if mechanism in ("gaussian", "gaussian_classical"):
+        solve = analytic_gaussian_sigma if mechanism == "gaussian" else classical_gaussian_sigma
+        sigma = solve(eps, dlt, np.sqrt(L2_SQ * m))
+        mech = GaussianMechanism.from_sigma(sigma, floor=floor)
+        return ModelCalibration(mechanism, True, (mech,) * m, {"sigma": sigma})
+    if mechanism == "laplace":
+        scale = laplace_dp_scale(eps, m)
+        mech = LaplaceMechanism.from_scale(scale, floor=floor)
+        return ModelCalibration(mechanism, True, (mech,) * m, {"scale": scale})
+    if mechanism == "gohari":
+        if n_total is None:
+            raise ValueError("n_total (the number of training rows) is required for 'gohari'")
+        try:
+            found = gohari_releases(eps, dlt, sizes, n_total=n_total, lam=gohari_lam, cache=cache)
+        except ValueError as exc:
+            return ModelCalibration(mechanism, False, (), {"reason": str(exc)})
+        by_size = {d: g for d, g in zip(sizes, found)}
+        objects = {d: DirichletMechanism.from_concentration(g.r, g.alpha) for d, g in by_size.items()}
+        params = {"r": {d: float(g.r) for d, g in by_size.items()},
+                  "alpha": {d: float(g.alpha) for d, g in by_size.items()}}
+        return ModelCalibration(mechanism, True, tuple(objects[d] for d in sizes), params)
+    raise ValueError(f"mechanism must be one of {DP_MECHANISMS}; got {mechanism!r}")

@@ -1,0 +1,209 @@
+"""Tests for lib.gohari: Gohari et al.'s (eps_hat, delta) guarantee of one release."""
+
+from __future__ import annotations
+
+import itertools
+
+import mpmath
+import numpy as np
+import pytest
+
+from lib.gohari import (
+    GohariGuarantee,
+    _params,
+    _union_tail,
+    _vertices,
+    delta_reference,
+    epsilon_reference,
+    gohari_calibrate,
+    gohari_delta,
+    gohari_epsilon,
+    gohari_epsilon_at,
+    gohari_parameters,
+    min_part_cdf,
+)
+from lib.special import log_multivariate_beta
+
+# (r, lam, n_total, d): the Figure 2 setting, Figure 3's histogram and the
+# extremes of the experiments (d from 2 to 20, N from 100 to 50000)
+SETTINGS = [
+    (0.97, 2, 147, 6),
+    (1.0, 2, 1283, 6),
+    (1e-3, 5, 50000, 20),
+    (0.05, 20, 100, 2),
+    (0.005, 200, 300, 3),
+]
+
+
+@pytest.mark.parametrize("r, lam, n_total, d", SETTINGS)
+def test_delta_matches_mpmath(r, lam, n_total, d):
+    """Every candidate vertex, at the gamma of delta = 1e-9, 1e-5 and 1e-3."""
+    verts = _vertices(_params(r, lam, n_total, d, 0), d)
+    for delta in (1e-9, 1e-5, 1e-3):
+        gamma = gohari_epsilon(r, delta, lam=lam, n_total=n_total, d=d).gamma
+        ours = _union_tail(np.array([gamma]), verts)[:, 0]
+        for v, value in zip(verts, ours):
+            ref = delta_reference(gamma, v, method="inclusion_exclusion")
+            assert abs(value / float(ref) - 1) < 1e-8
+
+
+def test_delta_matches_direct_mpmath_reference():
+    """One point against the reference that does not use inclusion-exclusion."""
+    a = [1.5, 1.5, 19.0]  # d = 3: the only vertex of r = 0.125, lam = 2, N = 140
+    assert np.allclose(_vertices(_params(0.125, 2, 140, 3, 0), 3), a)
+    gamma = 0.002
+    ref = delta_reference(gamma, a, dps=50)
+    assert abs(gohari_delta(gamma, 0.125, 2, 140, 3) / float(ref) - 1) < 1e-8
+    other = delta_reference(gamma, a, dps=60, method="inclusion_exclusion")
+    assert abs(ref - other) < 1e-40
+    assert mpmath.mp.dps == 15  # the references raise the precision locally only
+
+
+@pytest.mark.parametrize("r, lam, n_total, d", SETTINGS + [(1e-5, 2, 1283, 6), (30.0, 200, 50000, 20)])
+def test_epsilon_matches_mpmath(r, lam, n_total, d):
+    for gamma in (1e-7, 1e-3, 0.2):
+        for m in (0, 1):
+            ours = gohari_epsilon_at(gamma, r, lam=lam, n_total=n_total, d=d, min_count=m)
+            ref = epsilon_reference(gamma, r, lam=lam, n_total=n_total, d=d, min_count=m)
+            assert abs(ours / float(ref) - 1) < 1e-10
+
+
+def test_gamma_meets_relative_tolerance():
+    for r, lam, n_total, d in SETTINGS:
+        for delta in (1e-9, 1e-5, 1e-3):
+            g = gohari_epsilon(r, delta, lam=lam, n_total=n_total, d=d)
+            below, above = gohari_delta(g.gamma * np.array([1 - 1e-6, 1 + 1e-6]), r, lam, n_total, d)
+            assert below < delta < above
+
+
+def test_delta_is_increasing_and_vectorised():
+    gamma = np.geomspace(1e-6, 0.33, 200)
+    values = gohari_delta(gamma, 1.0, 2, 1283, 6)
+    assert values.shape == gamma.shape
+    assert np.all(np.diff(values) >= 0) and values[-1] > 0.99
+    assert gohari_delta(gamma.reshape(20, 10), 1.0, 2, 1283, 6).shape == (20, 10)
+
+
+def test_no_floor_with_accurate_numerics():
+    """delta(gamma) -> 0 as gamma -> 0: every delta in [1e-100, 1e-3] is reached."""
+    for delta in (1e-100, 1e-50, 1e-20):
+        g = gohari_epsilon(0.97, delta, lam=2, n_total=147, d=6)
+        assert 0 < g.gamma < 1e-3 and np.isfinite(g.epsilon_hat)
+
+
+def test_ratio_term_is_the_worst_case_over_neighbours():
+    """The log-Beta term is the largest log-ratio of normalising constants."""
+    r, lam = 0.7, 3.0
+    for n_total, d in ((5, 3), (4, 4)):
+        alpha = 1 + 4 * (lam - 1) * r
+        worst = -np.inf
+        for f in itertools.product(range(n_total + 1), repeat=d):
+            if sum(f) != n_total:
+                continue
+            f = np.array(f, dtype=float)
+            for i, j in itertools.permutations(range(d), 2):
+                if f[i] == 0:
+                    continue
+                g = f.copy()
+                g[i] -= 1
+                g[j] += 1
+                worst = max(worst, log_multivariate_beta(r * g + alpha) - log_multivariate_beta(r * f + alpha))
+        # at gamma = 1/2 the log(1/gamma - 1) term vanishes
+        term = gohari_epsilon_at(0.5 - 1e-16, r, lam=lam, n_total=n_total, d=d)
+        assert term == pytest.approx(worst, rel=1e-9)
+        author = gohari_epsilon_at(0.5 - 1e-16, r, lam=lam, n_total=n_total, d=d, min_count=1)
+        assert author < worst - 1e-3
+
+
+def test_minimum_is_at_a_vertex():
+    """delta over a grid of the aggregated input set never exceeds the vertex value."""
+    for r, lam, n_total, d in [(0.97, 2, 147, 6), (1.0, 2, 1283, 6), (0.3, 20, 300, 4)]:
+        par = _params(r, lam, n_total, d, 0)
+        k, e1, e2 = par.k, par.eta, par.eta_prime
+        gamma = gohari_epsilon(r, 1e-5, lam=lam, n_total=n_total, d=d).gamma
+        s = np.linspace(0, 1, 21)
+        pts = [(e1 + x * (1 - 2 * e1 - e2), e1 + y * (1 - 2 * e1 - e2)) for x in s for y in s if x + y <= 1]
+        grid = np.array([[p, q, 1 - p - q] for p, q in pts]) * k
+        worst = _union_tail(np.array([gamma]), grid).max()
+        assert worst <= 1e-5 * (1 + 1e-9)
+
+
+def test_aggregation_by_monte_carlo():
+    """The three-part probability equals the frequency of the event for d parts."""
+    r, lam, n_total, d = 0.97, 2, 147, 6
+    par = _params(r, lam, n_total, d, 0)
+    conc = np.full(d, par.alpha)
+    conc[1] += r * (n_total - 0)  # counts (0, N, 0, ...): parts 1 and 2 changed
+    gamma = 0.05
+    rng = np.random.default_rng(3)
+    y = rng.dirichlet(conc, size=400_000)
+    event = (y[:, 0] > gamma) & (y[:, 1] > gamma) & (y[:, 2:].sum(axis=1) > gamma)
+    a3 = np.array([[conc[0], conc[1], conc[2:].sum()]])
+    p = 1 - _union_tail(np.array([gamma]), a3)[0, 0]
+    se = np.sqrt(p * (1 - p) / y.shape[0])
+    assert abs(event.mean() - p) < 5 * se
+
+
+def test_calibrate_meets_target_and_is_largest():
+    for lam, target, n_total, d in [(2, 1.0, 1283, 6), (200, 100.0, 1283, 6), (5, 1e-3, 50000, 20),
+                                    (20, 10.0, 100, 2)]:
+        g = gohari_calibrate(target, 1e-5, lam=lam, n_total=n_total, d=d)
+        assert isinstance(g, GohariGuarantee)
+        assert target * (1 - 1e-9) <= g.epsilon_hat <= target
+        again = gohari_epsilon(g.r, 1e-5, lam=lam, n_total=n_total, d=d)
+        assert again.epsilon_hat == pytest.approx(g.epsilon_hat, rel=1e-12)
+        assert g.alpha == pytest.approx(1 + 4 * (lam - 1) * g.r)
+        bigger = gohari_epsilon(g.r * (1 + 1e-7), 1e-5, lam=lam, n_total=n_total, d=d)
+        assert bigger.epsilon_hat > target
+
+
+def test_epsilon_increases_with_r():
+    r = np.geomspace(1e-5, 50, 40)
+    for lam in (2, 20, 200):
+        eps = [gohari_epsilon(x, 1e-5, lam=lam, n_total=1283, d=6).epsilon_hat for x in r]
+        assert np.all(np.diff(eps) > 0)
+
+
+def test_min_part_cdf_is_the_kernel_of_delta():
+    verts = _vertices(_params(0.97, 2, 147, 6, 0), 6)
+    gamma = np.array([1e-3, 2e-3])
+    assert np.array_equal(min_part_cdf(gamma, verts).max(axis=0), gohari_delta(gamma, 0.97, 2, 147, 6))
+    with pytest.raises(ValueError, match="a must have shape"):
+        min_part_cdf(0.1, [1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(ValueError, match="gamma must be in"):
+        min_part_cdf(0.4, [1.0, 2.0, 3.0])
+
+
+def test_parameters_and_author_variant():
+    par = gohari_parameters(0.97, 2, 147, 6)
+    assert par.k == pytest.approx(171.87)
+    assert round(par.eta, 3) == 0.028 and round(par.eta_prime, 3) == 0.114
+    author = gohari_parameters(0.97, 2, 147, 6, min_count=1)
+    assert author.eta == pytest.approx((0.97 + par.alpha) / par.k)
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: gohari_delta(0.4, 1.0, 2, 100, 6), "gamma must be in"),
+        (lambda: gohari_delta(0.0, 1.0, 2, 100, 6), "gamma must be in"),
+        (lambda: gohari_delta(0.1, -1.0, 2, 100, 6), "r must be in"),
+        (lambda: gohari_delta(0.1, 1.0, 0.5, 100, 6), "lam must be in"),
+        (lambda: gohari_delta(0.1, 1.0, 2, 0.5, 6), "n_total must be in"),
+        (lambda: gohari_delta(0.1, 1.0, 2, 100, 1), "d must be an integer"),
+        (lambda: gohari_delta(0.1, 1.0, 2, 100, 6.0), "d must be an integer"),
+        (lambda: gohari_delta(0.1, 1.0, 2, 100, 6, min_count=2), "min_count must be 0 or 1"),
+        (lambda: gohari_epsilon(1.0, 1.0, lam=2, n_total=100, d=6), "delta must be in"),
+        (lambda: gohari_epsilon(1.0, np.nan, lam=2, n_total=100, d=6), "delta must be finite"),
+        (lambda: gohari_calibrate(0.0, 1e-5, lam=2, n_total=100, d=6), "epsilon_hat must be in"),
+        (lambda: gohari_calibrate(1.0, [1e-5, 1e-6], lam=2, n_total=100, d=6), "delta must be a scalar"),
+    ],
+)
+def test_invalid_arguments(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_delta_below_the_floor_names_it():
+    with pytest.raises(ValueError, match="below the floor 1e-100"):
+        gohari_epsilon(1.0, 1e-120, lam=2, n_total=100, d=6)
