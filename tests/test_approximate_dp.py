@@ -32,9 +32,10 @@ DELTA = 1e-5
 
 
 def _mp_delta(sigma, eps, sens):
-    mpmath.mp.dps = 50
-    s, e, D = mpmath.mpf(sigma), mpmath.mpf(eps), mpmath.mpf(sens)
-    return float(mpmath.ncdf(D / (2 * s) - e * s / D) - mpmath.exp(e) * mpmath.ncdf(-D / (2 * s) - e * s / D))
+    with mpmath.workdps(50):  # local precision: other tests rely on the default
+        s, e, D = mpmath.mpf(sigma), mpmath.mpf(eps), mpmath.mpf(sens)
+        return float(mpmath.ncdf(D / (2 * s) - e * s / D)
+                     - mpmath.exp(e) * mpmath.ncdf(-D / (2 * s) - e * s / D))
 
 
 # ------------------------------------------------------------------ Gaussian
