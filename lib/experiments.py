@@ -33,9 +33,10 @@ from .naive_bayes import MECHANISMS, accuracy, count, cross_entropy, log_proba, 
 
 #: The models of Figures 4 and 5, in legend order.
 NB_MODELS = ("random", "mle", "dirichlet", "gaussian", "laplace")
-#: Legend labels of the paper.
+#: Legend labels of the paper's figures (Gohari et al. appears in Appendix C only).
 MODEL_LABELS = {"random": "Random", "mle": "Non-private", "dirichlet": "Dirichlet",
-                "gaussian": "Gaussian", "laplace": "Laplace"}
+                "gohari": "Gohari et al.", "gaussian": "Gaussian", "laplace": "Laplace",
+                "gaussian_classical": "Gaussian (classical)"}
 DEFAULT_EPSILONS = np.logspace(-3, 1, 10)
 DEFAULT_SEED = 20230201
 
@@ -55,14 +56,15 @@ def _load_split(name: str):
     return prepare(name)
 
 
-def _progress(iterable, enabled, total):
+def _progress(jobs, enabled, desc):
+    """``jobs`` wrapped in a tqdm bar when ``enabled`` (default: stderr is a terminal)."""
     if enabled is None:
         enabled = sys.stderr.isatty()
     if not enabled:
-        return iterable
+        return jobs
     from tqdm.auto import tqdm
 
-    return tqdm(iterable, total=total, desc="naive Bayes grid", file=sys.stderr)
+    return tqdm(jobs, total=len(jobs), desc=desc, file=sys.stderr)
 
 
 def evaluate_naive_bayes(split, model, epsilons, n_repeats, *, lam=5.0, smoothing=0.1,
@@ -185,7 +187,7 @@ def run_naive_bayes(datasets=None, epsilons=DEFAULT_EPSILONS, n_repeats=10, lam=
     frames = []
     jobs = [(name, model) for name in datasets for model in models]
     current = {}
-    for name, model in _progress(jobs, progress, len(jobs)):
+    for name, model in _progress(jobs, progress, "naive Bayes grid"):
         if current.get("name") != name:
             split = splits[name] if splits is not None else _load_split(name)
             current = {"name": name, "split": split,
@@ -196,60 +198,110 @@ def run_naive_bayes(datasets=None, epsilons=DEFAULT_EPSILONS, n_repeats=10, lam=
     return pd.concat(frames, ignore_index=True)
 
 
+#: The scores a grid can hold, in the column order of :func:`summarise`.
+METRICS = ("cross_entropy", "accuracy", "log_likelihood")
+
+
 def summarise(results: pd.DataFrame) -> pd.DataFrame:
-    """Mean and standard deviation (ddof 0) over repeats of every grid cell."""
-    grouped = results.groupby(["dataset", "model", "epsilon"], sort=False)
-    out = grouped.agg(
-        cross_entropy_mean=("cross_entropy", "mean"),
-        cross_entropy_std=("cross_entropy", lambda v: float(np.std(v))),
-        accuracy_mean=("accuracy", "mean"),
-        accuracy_std=("accuracy", lambda v: float(np.std(v))),
-    )
-    return out.reset_index()
+    """Mean and standard deviation (ddof 0) over the repeats of every grid cell.
+
+    Serves every grid of this module. A cell is (dataset, model, epsilon) in
+    the RDP grids and (dataset, model, epsilon_hat) in the approximate-DP grids;
+    every score column present (:data:`METRICS`) gets ``_mean`` and ``_std``.
+    An ``attained`` column is kept: a cell whose target was not attained has
+    NaN statistics.
+    """
+    x = "epsilon_hat" if "epsilon_hat" in results.columns else "epsilon"
+    spec = {"attained": ("attained", "all")} if "attained" in results.columns else {}
+    for metric in METRICS:
+        if metric in results.columns:
+            spec[f"{metric}_mean"] = (metric, "mean")
+            spec[f"{metric}_std"] = (metric, lambda v: float(np.std(v)))
+    return results.groupby(["dataset", "model", x], sort=False).agg(**spec).reset_index()
 
 
-def plot_naive_bayes(summary: pd.DataFrame, metric: str, datasets, *, random_on=None, ncols=4):
-    """One panel per dataset: ``metric`` against log10 epsilon, mean with std error bars.
+_STYLES = {"random": dict(color="0.5", ls=":"), "mle": dict(color="k", ls="--"),
+           "dirichlet": dict(color="C0", marker="o"), "gohari": dict(color="C3", marker="v"),
+           "gaussian": dict(color="C1", marker="s"), "laplace": dict(color="C2", marker="^"),
+           "gaussian_classical": dict(color="C4", marker="x", ls="-.")}
+_YLABELS = {"cross_entropy": "Test CE loss", "accuracy": "Test accuracy",
+            "log_likelihood": "Test log-likelihood"}
+
+
+def plot_grid(summary: pd.DataFrame, metric: str, datasets, models, *, random_on=None, ncols=4):
+    """The paper's experiment figures: one panel per dataset, a score against log10 epsilon.
+
+    Figures 4-5 (naive Bayes), 7 (Bayesian networks) and 9-11 (their
+    approximate-DP versions): the mean over the repeats with standard-deviation
+    error bars, from :func:`summarise`; the non-private model, which has no
+    noise, as a dashed line. The x-axis is :math:`\\log_{10}\\varepsilon`, or
+    :math:`\\log_{10}\\hat\\varepsilon` for an approximate-DP grid, whose cells
+    not attained are left out, so that their line stops as in the paper's
+    figures. Cross-entropy gets a log scale.
 
     Parameters
     ----------
     summary : pandas.DataFrame
         From :func:`summarise`.
-    metric : {"cross_entropy", "accuracy"}
+    metric : {"cross_entropy", "accuracy", "log_likelihood"}
     datasets : sequence of str
         Panel order.
+    models : sequence of str
+        Legend order (keys of :data:`MODEL_LABELS`).
     random_on : collection of str, optional
-        Datasets whose panel shows the random-guessing model (default all).
+        Datasets whose panel shows the ``"random"`` model (default all).
+    ncols : int, default 4
+        Panels per row.
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+    axes : ndarray of matplotlib.axes.Axes, shape (rows, ncols)
     """
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
 
+    if metric not in _YLABELS:
+        raise ValueError(f"metric must be one of {tuple(_YLABELS)}; got {metric!r}")
+    dp = "epsilon_hat" in summary.columns
+    x = "epsilon_hat" if dp else "epsilon"
+    ncols = min(ncols, len(datasets))
     nrows = -(-len(datasets) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(2.6 * ncols, 2.4 * nrows), squeeze=False)
-    styles = {"random": dict(color="0.5", ls=":"), "mle": dict(color="k", ls="--"),
-              "dirichlet": dict(color="C0", marker="o"), "gaussian": dict(color="C1", marker="s"),
-              "laplace": dict(color="C2", marker="^")}
+    width = 3.1 if metric == "log_likelihood" else 2.6  # inches per panel
+    height = 2.4 * nrows + 0.4  # the panels and a row for the legend
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height), squeeze=False)
     for ax, name in zip(axes.flat, datasets):
-        for model in NB_MODELS:
+        for model in models:
             if model == "random" and random_on is not None and name not in random_on:
                 continue
             s = summary[(summary.dataset == name) & (summary.model == model)]
-            ax.errorbar(np.log10(s.epsilon), s[f"{metric}_mean"], yerr=s[f"{metric}_std"],
-                        label=MODEL_LABELS[model], ms=3, capsize=2, lw=1, **styles[model])
+            if dp:
+                s = s[s.attained]
+            if not len(s):
+                continue
+            if model == "mle":
+                ax.plot(np.log10(s[x]), s[f"{metric}_mean"], label=MODEL_LABELS[model], lw=1,
+                        **_STYLES[model])
+            else:
+                ax.errorbar(np.log10(s[x]), s[f"{metric}_mean"], yerr=s[f"{metric}_std"],
+                            label=MODEL_LABELS[model], ms=3, capsize=2, lw=1, **_STYLES[model])
         if metric == "cross_entropy":
             ax.set_yscale("log")
+        if metric == "log_likelihood":
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
         ax.set_title(name)
-        ax.set_xlabel(r"$\log_{10}(\varepsilon)$")
-        ax.set_ylabel("Test CE loss" if metric == "cross_entropy" else "Test accuracy")
+        ax.set_xlabel(r"$\log_{10}(\hat\varepsilon)$" if dp else r"$\log_{10}(\varepsilon)$")
+        ax.set_ylabel(_YLABELS[metric])
     for ax in list(axes.flat)[len(datasets):]:
         ax.set_visible(False)
     legend = {}
     for ax in axes.flat:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             legend.setdefault(label, handle)
-    labels = [MODEL_LABELS[m] for m in NB_MODELS if MODEL_LABELS[m] in legend]
-    handles = [legend[label] for label in labels]
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), bbox_to_anchor=(0.5, -0.02))
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    labels = [MODEL_LABELS[m] for m in models if MODEL_LABELS[m] in legend]
+    fig.legend([legend[label] for label in labels], labels, loc="lower center", ncol=len(labels),
+               bbox_to_anchor=(0.5, -0.02))
+    fig.tight_layout(rect=(0, 0.4 / height, 1, 1))
     return fig, axes
 
 
@@ -366,14 +418,8 @@ def run_bayesian_network(datasets=BN_DATASETS, epsilons=DEFAULT_EPSILONS, n_repe
     if bad:
         raise ValueError(f"models must be among {BN_MECHANISMS}; got {bad}")
     jobs = [(name, model) for name in datasets for model in models]
-    if progress is None:
-        progress = sys.stderr.isatty()
-    if progress:
-        from tqdm.auto import tqdm
-
-        jobs = tqdm(jobs, desc="Bayesian network grid", file=sys.stderr)
     frames, current = [], {}
-    for name, model in jobs:
+    for name, model in _progress(jobs, progress, "Bayesian network grid"):
         if current.get("name") != name:
             data = networks[name] if networks is not None else _load_network(name)
             current = {"name": name, "data": data,
@@ -382,51 +428,6 @@ def run_bayesian_network(datasets=BN_DATASETS, epsilons=DEFAULT_EPSILONS, n_repe
             current["data"], model, epsilons, n_repeats, lam=lam, smoothing=smoothing, seed=seed,
             dataset=name, clip_floor=clip_floor, tables=current["tables"]))
     return pd.concat(frames, ignore_index=True)
-
-
-def summarise_bayesian_network(results: pd.DataFrame) -> pd.DataFrame:
-    """Mean, standard deviation (ddof 0) and count over repeats of every grid cell."""
-    grouped = results.groupby(["dataset", "model", "epsilon"], sort=False)
-    out = grouped.agg(
-        log_likelihood_mean=("log_likelihood", "mean"),
-        log_likelihood_std=("log_likelihood", lambda v: float(np.std(v))),
-        n_repeats=("log_likelihood", "size"),
-    )
-    return out.reset_index()
-
-
-def plot_bayesian_network(summary: pd.DataFrame, datasets):
-    """Figure 7: one panel per dataset, test log-likelihood against log10 epsilon.
-
-    Mean over the repeats with standard-deviation error bars (from
-    :func:`summarise_bayesian_network`), the non-private model as a dashed line.
-    """
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter, MultipleLocator
-
-    fig, axes = plt.subplots(1, len(datasets), figsize=(3.1 * len(datasets), 2.8), squeeze=False)
-    styles = {"mle": dict(color="k", ls="--"), "dirichlet": dict(color="C0", marker="o"),
-              "gaussian": dict(color="C1", marker="s"), "laplace": dict(color="C2", marker="^")}
-    for ax, name in zip(axes[0], datasets):
-        for model in BN_MODELS:
-            s = summary[(summary.dataset == name) & (summary.model == model)]
-            if not len(s):
-                continue
-            if model == "mle":   # no noise: a line without error bars
-                ax.plot(np.log10(s.epsilon), s.log_likelihood_mean, label=MODEL_LABELS[model],
-                        lw=1, **styles[model])
-            else:
-                ax.errorbar(np.log10(s.epsilon), s.log_likelihood_mean, yerr=s.log_likelihood_std,
-                            label=MODEL_LABELS[model], ms=3, capsize=2, lw=1, **styles[model])
-        ax.set_title(name)
-        ax.set_xlabel(r"$\log_{10}(\varepsilon)$")
-        ax.set_ylabel("Test log-likelihood")
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
-        ax.xaxis.set_major_locator(MultipleLocator(1))
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), bbox_to_anchor=(0.5, -0.02))
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
-    return fig, axes[0]
 
 
 def _add_bayesian_network_parser(sub):
@@ -464,9 +465,6 @@ def _main_bayesian_network(args, parser) -> int:
 NB_DP_MODELS = ("random", "mle", "dirichlet", "gohari", "gaussian", "laplace")
 #: Models of Figure 11 (Bayesian networks, approximate DP).
 BN_DP_MODELS = ("mle", "dirichlet", "gohari", "gaussian", "laplace")
-#: Legend labels of Appendix C's figures.
-DP_MODEL_LABELS = {**MODEL_LABELS, "gohari": "Gohari et al.",
-                   "gaussian_classical": "Gaussian (classical)"}
 #: The epsilon-hat axes of Figures 9-10 and of Figure 11, and their delta.
 DP_NB_EPSILONS = np.logspace(-2, 1, 10)
 DP_BN_EPSILONS = np.logspace(-1, 2, 10)
@@ -603,17 +601,6 @@ def evaluate_naive_bayes_dp(split, model, epsilon_hats, n_repeats, *, delta=DP_D
                      {"cross_entropy": ce, "accuracy": acc})
 
 
-def _dp_jobs(datasets, models, progress, desc):
-    jobs = [(name, model) for name in datasets for model in models]
-    if progress is None:
-        progress = sys.stderr.isatty()
-    if progress:
-        from tqdm.auto import tqdm
-
-        return tqdm(jobs, desc=desc, file=sys.stderr)
-    return jobs
-
-
 def run_naive_bayes_dp(datasets=None, epsilon_hats=DP_NB_EPSILONS, delta=DP_DELTA, n_repeats=10,
                        seed=DEFAULT_SEED, progress=None, models=NB_DP_MODELS, smoothing=0.1, splits=None,
                        clip_floor=CLIP_FLOOR, order_rule="optimal", cache=None):
@@ -655,7 +642,7 @@ def run_naive_bayes_dp(datasets=None, epsilon_hats=DP_NB_EPSILONS, delta=DP_DELT
             datasets = DATASETS
     cache = {} if cache is None else cache
     frames, current = [], {}
-    for name, model in _dp_jobs(datasets, models, progress, "naive Bayes DP grid"):
+    for name, model in _progress([(n, m) for n in datasets for m in models], progress, "naive Bayes DP grid"):
         if current.get("name") != name:
             split = splits[name] if splits is not None else _load_split(name)
             current = {"name": name, "split": split,
@@ -729,7 +716,8 @@ def run_bayesian_network_dp(datasets=BN_DATASETS, epsilon_hats=DP_BN_EPSILONS, d
 
     cache = {} if cache is None else cache
     frames, current = [], {}
-    for name, model in _dp_jobs(datasets, models, progress, "Bayesian network DP grid"):
+    for name, model in _progress([(n, m) for n in datasets for m in models], progress,
+                                 "Bayesian network DP grid"):
         if current.get("name") != name:
             data = networks[name] if networks is not None else _load_network(name)
             current = {"name": name, "data": data,
@@ -739,79 +727,6 @@ def run_bayesian_network_dp(datasets=BN_DATASETS, epsilon_hats=DP_BN_EPSILONS, d
             dataset=name, tables=current["tables"], clip_floor=clip_floor, order_rule=order_rule,
             cache=cache))
     return pd.concat(frames, ignore_index=True)
-
-
-def summarise_dp(results: pd.DataFrame) -> pd.DataFrame:
-    """Mean and standard deviation (ddof 0) over repeats of every (eps_hat, delta) cell.
-
-    Works for both grids: every metric column present (``cross_entropy``,
-    ``accuracy``, ``log_likelihood``) gets ``_mean`` and ``_std``;
-    ``attained`` is kept (a cell not attained has NaN statistics).
-    """
-    metrics = [c for c in ("cross_entropy", "accuracy", "log_likelihood") if c in results.columns]
-    grouped = results.groupby(["dataset", "model", "epsilon_hat"], sort=False)
-    spec = {"attained": ("attained", "all")}
-    for c in metrics:
-        spec[f"{c}_mean"] = (c, "mean")
-        spec[f"{c}_std"] = (c, lambda v: float(np.std(v)))
-    return grouped.agg(**spec).reset_index()
-
-
-def plot_dp(summary: pd.DataFrame, metric: str, datasets, models, *, random_on=None, ncols=4):
-    """Figures 9-11: one panel per dataset, ``metric`` against log10 epsilon-hat.
-
-    Mean over the repeats with standard-deviation error bars (from
-    :func:`summarise_dp`); cells not attained are left out, so their line
-    stops, as in the paper's figures.
-
-    Parameters
-    ----------
-    summary : pandas.DataFrame
-    metric : {"cross_entropy", "accuracy", "log_likelihood"}
-    datasets : sequence of str
-    models : sequence of str
-        Legend order (keys of :data:`DP_MODEL_LABELS`).
-    random_on : collection of str, optional
-        Datasets whose panel shows ``"random"`` (default all).
-    """
-    import matplotlib.pyplot as plt
-
-    ncols = min(ncols, len(datasets))
-    nrows = -(-len(datasets) // ncols)
-    height = 2.4 * nrows + 0.4  # inches: the panels and a row for the legend
-    fig, axes = plt.subplots(nrows, ncols, figsize=(2.6 * ncols, height), squeeze=False)
-    styles = {"random": dict(color="0.5", ls=":"), "mle": dict(color="k", ls="--"),
-              "dirichlet": dict(color="C0", marker="o"), "gohari": dict(color="C3", marker="v"),
-              "gaussian": dict(color="C1", marker="s"), "laplace": dict(color="C2", marker="^"),
-              "gaussian_classical": dict(color="C4", marker="x", ls="-.")}
-    ylabels = {"cross_entropy": "Test CE loss", "accuracy": "Test accuracy",
-               "log_likelihood": "Test log-likelihood"}
-    for ax, name in zip(axes.flat, datasets):
-        for model in models:
-            if model == "random" and random_on is not None and name not in random_on:
-                continue
-            s = summary[(summary.dataset == name) & (summary.model == model) & summary.attained]
-            if len(s):
-                ax.errorbar(np.log10(s.epsilon_hat), s[f"{metric}_mean"], yerr=s[f"{metric}_std"],
-                            label=DP_MODEL_LABELS[model], ms=3, capsize=2, lw=1, **styles[model])
-        if metric == "cross_entropy":
-            ax.set_yscale("log")
-        if metric == "log_likelihood":
-            ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 4))
-        ax.set_title(name, pad=12 if metric == "log_likelihood" else None)  # clear of the 1e5
-        ax.set_xlabel(r"$\log_{10}(\hat\varepsilon)$")
-        ax.set_ylabel(ylabels[metric])
-    for ax in list(axes.flat)[len(datasets):]:
-        ax.set_visible(False)
-    legend = {}
-    for ax in axes.flat:
-        for handle, label in zip(*ax.get_legend_handles_labels()):
-            legend.setdefault(label, handle)
-    labels = [DP_MODEL_LABELS[m] for m in models if DP_MODEL_LABELS[m] in legend]
-    fig.legend([legend[x] for x in labels], labels, loc="lower center", ncol=len(labels),
-               bbox_to_anchor=(0.5, -0.02))
-    fig.tight_layout(rect=(0, 0.4 / height, 1, 1))
-    return fig, axes
 
 
 def _add_dp_parsers(sub):

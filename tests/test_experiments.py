@@ -128,12 +128,13 @@ def test_plot_has_one_panel_per_dataset_and_the_paper_legend():
     import matplotlib.pyplot as plt
 
     summary = summarise(run_naive_bayes(splits=SPLITS, epsilons=EPS, n_repeats=2, progress=False))
-    fig, axes = experiments.plot_naive_bayes(summary, "cross_entropy", ["one", "two"], ncols=4)
+    fig, axes = experiments.plot_grid(summary, "cross_entropy", ["one", "two"], experiments.NB_MODELS, ncols=4)
     assert [ax.get_title() for ax in axes.flat if ax.get_visible()] == ["one", "two"]
     assert axes[0, 0].get_yscale() == "log"
     assert [t.get_text() for t in fig.legends[0].get_texts()] == [
         "Random", "Non-private", "Dirichlet", "Gaussian", "Laplace"]
-    fig, axes = experiments.plot_naive_bayes(summary, "accuracy", ["one", "two"], random_on={"two"})
+    fig, axes = experiments.plot_grid(summary, "accuracy", ["one", "two"], experiments.NB_MODELS,
+                                       random_on={"two"})
     assert axes[0, 0].get_yscale() == "linear"
     assert "Random" in [t.get_text() for t in fig.legends[0].get_texts()]
     plt.close("all")
@@ -211,20 +212,21 @@ def test_bayesian_network_summary_and_plot():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from lib.experiments import (plot_bayesian_network, run_bayesian_network,
-                                 summarise_bayesian_network)
+    from lib.experiments import BN_MODELS, plot_grid, run_bayesian_network, summarise
 
     res = run_bayesian_network(datasets=["one", "two"], networks=NETWORKS_BAYESIAN, epsilons=EPS,
                                n_repeats=3, progress=False)
-    summary = summarise_bayesian_network(res)
-    assert len(summary) == 2 * 4 * 4 and (summary.n_repeats == 3).all()
+    summary = summarise(res)
+    assert len(summary) == 2 * 4 * 4
+    assert list(summary.columns) == ["dataset", "model", "epsilon", "log_likelihood_mean",
+                                     "log_likelihood_std"]
     cell = res[(res.dataset == "two") & (res.model == "gaussian") & (res.epsilon == EPS[1])]
     row = summary[(summary.dataset == "two") & (summary.model == "gaussian")
                   & (summary.epsilon == EPS[1])].iloc[0]
     assert row.log_likelihood_mean == pytest.approx(cell.log_likelihood.mean(), rel=1e-14)
     assert row.log_likelihood_std == pytest.approx(np.std(cell.log_likelihood), rel=1e-12)
-    fig, axes = plot_bayesian_network(summary, ["one", "two"])
-    assert [ax.get_title() for ax in axes] == ["one", "two"]
+    fig, axes = plot_grid(summary, "log_likelihood", ["one", "two"], BN_MODELS)
+    assert [ax.get_title() for ax in axes.flat] == ["one", "two"]
     assert [t.get_text() for t in fig.legends[0].get_texts()] == [
         "Non-private", "Dirichlet", "Gaussian", "Laplace"]
     plt.close("all")
@@ -298,7 +300,7 @@ def test_naive_bayes_dp_uses_the_calibrated_per_release_objects():
 
 def test_naive_bayes_dp_unattained_cells_are_flagged(monkeypatch):
     from lib import approximate_dp
-    from lib.experiments import evaluate_naive_bayes_dp, summarise_dp
+    from lib.experiments import evaluate_naive_bayes_dp, summarise
 
     def refuse(*args, **kwargs):
         raise ValueError("delta below the floor")
@@ -306,14 +308,14 @@ def test_naive_bayes_dp_unattained_cells_are_flagged(monkeypatch):
     monkeypatch.setattr(approximate_dp, "gohari_releases", refuse)
     res = evaluate_naive_bayes_dp(SPLITS["one"], "gohari", EPS_DP, 2, dataset="one")
     assert not res.attained.any() and res.cross_entropy.isna().all()
-    summary = summarise_dp(res)
+    summary = summarise(res)
     assert not summary.attained.any() and summary.cross_entropy_mean.isna().all()
 
 
 def test_bayesian_network_dp_grid_and_shapes():
     from lib.bayesian_network import count_tables, log_likelihood, release_tables
     from lib.experiments import (bayesian_network_dp_shapes, calibrate_bayesian_network_dp,
-                                 run_bayesian_network_dp, summarise_dp)
+                                 run_bayesian_network_dp, summarise)
 
     data = NETWORKS_BAYESIAN["one"]
     assert bayesian_network_dp_shapes(data) == ([2, 3, 4, 2], [1, 1, 6, 4])
@@ -330,21 +332,21 @@ def test_bayesian_network_dp_grid_and_shapes():
                           data.n_values, data.parents)
     got = res[(res.dataset == "one") & (res.model == "gaussian") & (res.epsilon_hat == EPS_DP[0])]
     np.testing.assert_allclose(got.log_likelihood, want, rtol=1e-12)
-    summary = summarise_dp(res)
+    summary = summarise(res)
     assert len(summary) == 2 * 5 * 2 and "log_likelihood_mean" in summary
 
 
-def test_plot_dp_legend_and_panels():
+def test_plot_grid_dp_legend_and_panels():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from lib.experiments import NB_DP_MODELS, plot_dp, run_naive_bayes_dp, summarise_dp
+    from lib.experiments import NB_DP_MODELS, plot_grid, run_naive_bayes_dp, summarise
 
-    summary = summarise_dp(run_naive_bayes_dp(splits=SPLITS, epsilon_hats=EPS_DP, n_repeats=2,
+    summary = summarise(run_naive_bayes_dp(splits=SPLITS, epsilon_hats=EPS_DP, n_repeats=2,
                                               progress=False))
-    fig, axes = plot_dp(summary, "cross_entropy", ["one", "two"], NB_DP_MODELS)
+    fig, axes = plot_grid(summary, "cross_entropy", ["one", "two"], NB_DP_MODELS)
     assert [ax.get_title() for ax in axes.flat if ax.get_visible()] == ["one", "two"]
     assert [t.get_text() for t in fig.legends[0].get_texts()] == [
         "Random", "Non-private", "Dirichlet", "Gohari et al.", "Gaussian", "Laplace"]
