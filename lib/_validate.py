@@ -89,6 +89,13 @@ def broadcast(**arrays: np.ndarray) -> list[np.ndarray]:
         raise ValueError(f"the shapes of {shapes} do not broadcast together") from exc
 
 
+def integer(value, name: str, low: int = 1) -> int:
+    """``value`` as an int, or a ValueError unless it is an integer (not a bool) >= ``low``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} must be an integer in [{low}, inf); got {value!r}")
+    return int(value)
+
+
 def generator(rng) -> np.random.Generator:
     """A ``numpy.random.Generator`` from a generator, a non-negative integer seed or None."""
     if rng is None or isinstance(rng, np.random.Generator):

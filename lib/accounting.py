@@ -88,13 +88,7 @@ def _target(epsilon_hat, delta, n_releases):
     """Validate a scalar (epsilon_hat, delta) target and a number of releases."""
     eps_hat = _validate.scalar(_validate.positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
     delta = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
-    return eps_hat, delta, _releases(n_releases)
-
-
-def _releases(n_releases) -> int:
-    if isinstance(n_releases, bool) or not isinstance(n_releases, (int, np.integer)) or n_releases < 1:
-        raise ValueError(f"n_releases must be an integer in [1, inf); got {n_releases!r}")
-    return int(n_releases)
+    return eps_hat, delta, _validate.integer(n_releases, "n_releases")
 
 
 def dp_to_rdp(epsilon_hat, lam, delta, *, n_releases=1):
@@ -141,7 +135,7 @@ def dp_to_rdp(epsilon_hat, lam, delta, *, n_releases=1):
     epsilon_hat = _validate.positive(epsilon_hat, "epsilon_hat")
     lam = _validate.order(lam, "lam", strict=True)
     delta = _validate.open_unit(delta, "delta")
-    n = _releases(n_releases)
+    n = _validate.integer(n_releases, "n_releases")
     epsilon_hat, lam, delta = _validate.broadcast(epsilon_hat=epsilon_hat, lam=lam, delta=delta)
     total = epsilon_hat - np.log1p(-1 / lam) + np.log(delta * lam) / (lam - 1)
     return (total / n)[()]
@@ -264,12 +258,7 @@ def optimal_order(epsilon_hat, delta, counts, *, n_releases=1, l2_sq=2.0, linf=1
     order is therefore chosen to minimise :func:`expected_kl_loss` of a
     reference histogram.
 
-    The search runs over :math:`u = \\log(\\lambda - \\lambda_0)`: a log-spaced
-    grid of ``grid_size`` points from :math:`\\lambda - \\lambda_0 = 10^{-9}
-    \\lambda_0` to ``lam_max``, then a bounded scalar search (scipy's
-    ``minimize_scalar``) between the neighbours of the best grid point; the
-    better of the two is returned. The grid is the safeguard: unimodality of the
-    objective is observed, not proved.
+    The search over orders is :func:`search_order`.
 
     .. warning:: A choice that depends on the private histogram is itself a
        release. Pass a public or synthetic reference histogram of realistic shape
@@ -305,29 +294,73 @@ def optimal_order(epsilon_hat, delta, counts, *, n_releases=1, l2_sq=2.0, linf=1
     """
     eps_hat, delta, n = _target(epsilon_hat, delta, n_releases)
     counts = _reference(counts)
-    if isinstance(grid_size, bool) or not isinstance(grid_size, (int, np.integer)) or grid_size < 8:
-        raise ValueError(f"grid_size must be an integer in [8, inf); got {grid_size!r}")
+    grid_size = _validate.integer(grid_size, "grid_size", 8)
     lam_max = 1 / delta if lam_max is None else _validate.scalar(_validate.order(lam_max, "lam_max", strict=True), "lam_max")
     l2_sq = _validate.scalar(_validate.positive(l2_sq, "l2_sq"), "l2_sq")
     linf = _validate.scalar(_validate.positive(linf, "linf"), "linf")
-    lam0 = min_order(eps_hat, delta)
-    if not lam0 * (1 + 1e-9) < lam_max:
-        raise ValueError(
-            f"no order in (1, lam_max = {lam_max:g}] meets epsilon_hat = {eps_hat:g}, delta = {delta:g}: "
-            f"the smallest feasible order is {lam0:.6g}"
-        )
-
-    def loss(u):
-        lam = lam0 + np.exp(u)
+    def loss(lam):
         r, alpha = calibrate(dp_to_rdp(eps_hat, lam, delta, n_releases=n), lam, l2_sq, linf)
         return expected_kl_loss(counts, r, alpha)
 
+    lam, _ = search_order(eps_hat, delta, loss, lam_max=lam_max, grid_size=grid_size)
+    return _choice(dp_to_rdp(eps_hat, lam, delta, n_releases=n), lam, l2_sq, linf, counts)
+
+
+def search_order(epsilon_hat, delta, objective, *, lam_max=None, grid_size=128, xatol=1e-10):
+    """The order :math:`\\lambda` in :math:`(\\lambda_0, \\lambda_{\\max}]` that minimises ``objective(lam)``.
+
+    The search behind :func:`optimal_order`,
+    :func:`lib.approximate_dp.model_order` and
+    :func:`lib.approximate_dp.rdp_gaussian_sigma`. Every order above
+    :math:`\\lambda_0` (:func:`min_order`) can meet the target
+    :math:`(\\hat\\varepsilon, \\delta)`; the search runs over :math:`u =
+    \\log(\\lambda - \\lambda_0)`: a grid of ``grid_size`` points from
+    :math:`10^{-9}\\lambda_0` to :math:`\\lambda_{\\max} - \\lambda_0`, then a
+    bounded scalar search (scipy's ``minimize_scalar``, absolute tolerance
+    ``xatol`` on :math:`u`) between the neighbours of the best grid point; the
+    better of the two wins. The grid is the safeguard: unimodality of the
+    objective is observed, not proved.
+
+    Parameters
+    ----------
+    epsilon_hat, delta : float
+        The target :math:`(\\hat\\varepsilon, \\delta)`, already validated.
+    objective : callable
+        ``objective(lam)`` for an array of orders, returning an array of the
+        same shape.
+    lam_max : float, optional
+        Largest order searched; default :math:`1/\\delta`.
+    grid_size : int, default 128
+    xatol : float, default 1e-10
+
+    Returns
+    -------
+    lam : float
+        The best order found.
+    value : float
+        ``objective(lam)``.
+
+    Raises
+    ------
+    ValueError
+        When no order up to ``lam_max`` meets the target.
+    """
+    lam_max = 1 / delta if lam_max is None else lam_max
+    lam0 = min_order(epsilon_hat, delta)
+    if not lam0 * (1 + 1e-9) < lam_max:
+        raise ValueError(
+            f"no order in (1, lam_max = {lam_max:g}] meets epsilon_hat = {epsilon_hat:g}, delta = {delta:g}: "
+            f"the smallest feasible order is {lam0:.6g}"
+        )
+
+    def of_u(u):
+        return objective(lam0 + np.exp(u))
+
     grid = np.linspace(np.log(1e-9 * lam0), np.log(lam_max - lam0), int(grid_size))
-    values = loss(grid)
+    values = of_u(grid)
     best = int(np.argmin(values))
     lo, hi = grid[max(best - 1, 0)], grid[min(best + 1, grid.size - 1)]
-    refined = optimize.minimize_scalar(lambda u: float(loss(u)), bounds=(lo, hi), method="bounded",
-                                       options={"xatol": 1e-10})
-    u = refined.x if refined.fun < values[best] else grid[best]
-    lam = lam0 + float(np.exp(u))
-    return _choice(dp_to_rdp(eps_hat, lam, delta, n_releases=n), lam, l2_sq, linf, counts)
+    refined = optimize.minimize_scalar(lambda u: float(of_u(u)), bounds=(lo, hi), method="bounded",
+                                       options={"xatol": xatol})
+    u, value = (refined.x, refined.fun) if refined.fun < values[best] else (grid[best], values[best])
+    return lam0 + float(np.exp(u)), float(value)

@@ -44,7 +44,7 @@ import numpy as np
 from scipy import optimize, special
 
 from . import _validate
-from .accounting import OrderChoice, dp_to_rdp, fixed_order, min_order
+from .accounting import OrderChoice, dp_to_rdp, fixed_order, min_order, search_order
 from .baselines import CLIP_FLOOR, GaussianMechanism, LaplaceMechanism
 from .mechanism import DirichletMechanism, calibrate
 from .moments import expected_kl_loss
@@ -55,12 +55,6 @@ DP_MECHANISMS = ("dirichlet", "gohari", "gaussian", "laplace", "gaussian_classic
 GOHARI_LAM = 5.0
 #: Replace-one sensitivities of one histogram release.
 L2_SQ, LINF, L1 = 2.0, 1.0, 2.0
-
-
-def _count(value, name, low=1):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer in [{low}, inf); got {value!r}")
-    return int(value)
 
 
 def _target(epsilon_hat, delta):
@@ -189,24 +183,14 @@ def model_order(epsilon_hat, delta, histograms, *, n_releases, grid_size=128) ->
         ``expected_kl`` is the total over all rows of ``histograms``.
     """
     eps, dlt = _target(epsilon_hat, delta)
-    m = _count(n_releases, "n_releases")
-    grid_size = _count(grid_size, "grid_size", 8)
+    m = _validate.integer(n_releases, "n_releases")
+    grid_size = _validate.integer(grid_size, "grid_size", 8)
     rows = _rows(histograms)
-    lam0 = min_order(eps, dlt)
-
-    def loss(u):
-        lam = lam0 + np.exp(u)
+    def loss(lam):
         r, alpha = calibrate(dp_to_rdp(eps, lam, dlt, n_releases=m), lam, L2_SQ, LINF)
         return total_expected_kl(rows, r, alpha)
 
-    grid = np.linspace(np.log(1e-9 * lam0), np.log(1 / dlt - lam0), grid_size)
-    values = loss(grid)
-    best = int(np.argmin(values))
-    lo, hi = grid[max(best - 1, 0)], grid[min(best + 1, grid.size - 1)]
-    refined = optimize.minimize_scalar(lambda u: float(loss(u)), bounds=(lo, hi), method="bounded",
-                                       options={"xatol": 1e-8})
-    u = refined.x if refined.fun < values[best] else grid[best]
-    lam = lam0 + float(np.exp(u))
+    lam, _ = search_order(eps, dlt, loss, grid_size=grid_size, xatol=1e-8)
     level = float(dp_to_rdp(eps, lam, dlt, n_releases=m))
     r, alpha = calibrate(level, lam, L2_SQ, LINF)
     return OrderChoice(lam, float(r), float(alpha), level, float(total_expected_kl(rows, r, alpha)))
@@ -240,7 +224,7 @@ def dirichlet_order(epsilon_hat, delta, n_releases, *, reference=None, rule="opt
     OrderChoice
     """
     eps, dlt = _target(epsilon_hat, delta)
-    m = _count(n_releases, "n_releases")
+    m = _validate.integer(n_releases, "n_releases")
     if rule == "optimal":
         if reference is None:
             raise ValueError("reference is required for rule='optimal' (public tables)")
@@ -369,19 +353,13 @@ def rdp_gaussian_sigma(epsilon_hat, delta, sensitivity, *, grid_size=256):
     """
     eps, dlt = _target(epsilon_hat, delta)
     sens = _validate.scalar(_validate.positive(sensitivity, "sensitivity"), "sensitivity")
-    lam0 = min_order(eps, dlt)
 
-    def log_var(u):
-        lam = lam0 + np.exp(u)
+    def log_var(lam):
         return np.log(lam * sens**2 / 2) - np.log(dp_to_rdp(eps, lam, dlt))
 
-    grid = np.linspace(np.log(1e-9 * lam0), np.log(1e4 / dlt), _count(grid_size, "grid_size", 8))
-    values = log_var(grid)
-    best = int(np.argmin(values))
-    lo, hi = grid[max(best - 1, 0)], grid[min(best + 1, grid.size - 1)]
-    refined = optimize.minimize_scalar(lambda u: float(log_var(u)), bounds=(lo, hi), method="bounded",
-                                       options={"xatol": 1e-10})
-    value = min(refined.fun, values[best])
+    lam0 = min_order(eps, dlt)
+    _, value = search_order(eps, dlt, log_var, lam_max=lam0 + 1e4 / dlt,
+                            grid_size=_validate.integer(grid_size, "grid_size", 8))
     return float(np.exp(value / 2))
 
 
@@ -402,7 +380,7 @@ def laplace_dp_scale(epsilon_hat, n_releases, l1=L1):
     """
     eps = _validate.scalar(_validate.positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
     l1 = _validate.scalar(_validate.positive(l1, "l1"), "l1")
-    return float(_count(n_releases, "n_releases") * l1 / eps)
+    return float(_validate.integer(n_releases, "n_releases") * l1 / eps)
 
 
 def author_laplace_scale(epsilon_hat, delta, l1=L1):

@@ -141,9 +141,7 @@ def release_budget(epsilon, n_nodes):
     0.1
     """
     epsilon = _validate.positive(epsilon, "epsilon")
-    if (not isinstance(n_nodes, (int, np.integer)) or isinstance(n_nodes, bool)
-            or n_nodes < 1):
-        raise ValueError(f"n_nodes must be an integer in [1, inf); got {n_nodes!r}")
+    n_nodes = _validate.integer(n_nodes, "n_nodes")
     out = epsilon / int(n_nodes)
     return float(out) if out.ndim == 0 else out
 
@@ -395,8 +393,7 @@ def release_tables(tables, mechanism, *, epsilon=None, lam=5.0, smoothing=0.1, n
     [(4, 1, 2), (4, 2, 3)]
     """
     tables = _check_tables(tables)
-    if (not isinstance(n_draws, (int, np.integer)) or isinstance(n_draws, bool) or n_draws < 1):
-        raise ValueError(f"n_draws must be an integer in [1, inf); got {n_draws!r}")
+    n_draws = _validate.integer(n_draws, "n_draws")
     K = len(tables)
     if isinstance(mechanism, str):
         if mechanism not in MECHANISMS:

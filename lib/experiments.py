@@ -99,8 +99,7 @@ def evaluate_naive_bayes(split, model, epsilons, n_repeats, *, lam=5.0, smoothin
     epsilons = np.atleast_1d(_validate.positive(epsilons, "epsilons"))
     if epsilons.ndim != 1:
         raise ValueError("epsilons must be a scalar or a 1-D array")
-    if (not isinstance(n_repeats, (int, np.integer)) or isinstance(n_repeats, bool) or n_repeats < 1):
-        raise ValueError(f"n_repeats must be an integer in [1, inf); got {n_repeats!r}")
+    n_repeats = _validate.integer(n_repeats, "n_repeats")
     if counts is None:
         counts = count(split.X_train, split.y_train, split.n_values, split.n_classes)
     class_counts, feature_counts = counts
@@ -352,8 +351,7 @@ def evaluate_bayesian_network(data, model, epsilons, n_repeats, *, lam=5.0, smoo
     epsilons = np.atleast_1d(_validate.positive(epsilons, "epsilons"))
     if epsilons.ndim != 1:
         raise ValueError("epsilons must be a scalar or a 1-D array")
-    if (not isinstance(n_repeats, (int, np.integer)) or isinstance(n_repeats, bool) or n_repeats < 1):
-        raise ValueError(f"n_repeats must be an integer in [1, inf); got {n_repeats!r}")
+    n_repeats = _validate.integer(n_repeats, "n_repeats")
     if tables is None:
         tables = count_tables(data.train, data.n_values, data.parents)
     if model == "mle":
@@ -531,8 +529,7 @@ def _dp_grid(epsilon_hats, n_repeats, delta):
     epsilon_hats = np.atleast_1d(_validate.positive(epsilon_hats, "epsilon_hats"))
     if epsilon_hats.ndim != 1:
         raise ValueError("epsilon_hats must be a scalar or a 1-D array")
-    if (not isinstance(n_repeats, (int, np.integer)) or isinstance(n_repeats, bool) or n_repeats < 1):
-        raise ValueError(f"n_repeats must be an integer in [1, inf); got {n_repeats!r}")
+    n_repeats = _validate.integer(n_repeats, "n_repeats")
     _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
     return epsilon_hats
 

@@ -135,8 +135,7 @@ def _check_setting(r, lam, n_total, d, min_count):
     """Validate one release's setting; return floats r, lam, n_total, int d, m."""
     r = _scalar(r, "r", _validate.positive)
     lam = _validate.scalar(_validate.order(lam, "lam"), "lam")
-    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 2:
-        raise ValueError(f"d must be an integer in [2, inf); got {d!r}")
+    d = _validate.integer(d, "d", 2)
     if min_count not in (0, 1) or isinstance(min_count, bool):
         raise ValueError(f"min_count must be 0 or 1; got {min_count!r}")
     n_total = _validate.scalar(
@@ -747,8 +746,7 @@ def delta_by_fixed_rule(gamma, a, n_nodes):
     a = _validate.vectors(a, "a", positive_entries=True)
     if a.shape != (3,):
         raise ValueError(f"a must have shape (3,); got {a.shape}")
-    if isinstance(n_nodes, bool) or not isinstance(n_nodes, (int, np.integer)) or n_nodes < 1:
-        raise ValueError(f"n_nodes must be an integer in [1, inf); got {n_nodes!r}")
+    n_nodes = _validate.integer(n_nodes, "n_nodes")
     x, w = legendre.leggauss(int(n_nodes))
     s, ws = 0.5 * (x + 1), 0.5 * w
     u, v = np.meshgrid(s, s, indexing="ij")

@@ -62,9 +62,7 @@ def release_budget(epsilon, n_attributes):
     0.1
     """
     epsilon = _validate.positive(epsilon, "epsilon")
-    if (not isinstance(n_attributes, (int, np.integer)) or isinstance(n_attributes, bool)
-            or n_attributes < 1):
-        raise ValueError(f"n_attributes must be an integer in [1, inf); got {n_attributes!r}")
+    n_attributes = _validate.integer(n_attributes, "n_attributes")
     out = epsilon / (int(n_attributes) + 1)
     return float(out) if out.ndim == 0 else out
 
@@ -111,8 +109,7 @@ def _codes(X, y, n_values, n_classes):
         raise ValueError(
             f"n_values must hold one integer in [2, inf) per column of X ({X.shape[1]}); got {n_values!r}"
         )
-    if (not isinstance(n_classes, (int, np.integer)) or isinstance(n_classes, bool) or n_classes < 2):
-        raise ValueError(f"n_classes must be an integer in [2, inf); got {n_classes!r}")
+    n_classes = _validate.integer(n_classes, "n_classes", 2)
     if X.size and (X.min() < 0 or np.any(X.max(axis=0) >= n_values)):
         raise ValueError("X must hold codes in [0, n_values[j] - 1] in every column j")
     if y.size and (y.min() < 0 or y.max() >= n_classes):
@@ -197,8 +194,7 @@ def release_parameters(class_counts, feature_counts, mechanism, *, epsilon=None,
         per_release = _per_release_objects(mechanism, len(feature_counts) + 1)
     elif mechanism not in MECHANISMS:
         raise ValueError(f"mechanism must be one of {MECHANISMS}; got {mechanism!r}")
-    if (not isinstance(n_draws, (int, np.integer)) or isinstance(n_draws, bool) or n_draws < 1):
-        raise ValueError(f"n_draws must be an integer in [1, inf); got {n_draws!r}")
+    n_draws = _validate.integer(n_draws, "n_draws")
     class_counts = np.asarray(class_counts, dtype=float)
     d = class_counts.shape[-1]
     if per_release is not None:

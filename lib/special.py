@@ -124,8 +124,7 @@ def trigamma_series(x, n_terms: int, *, tail: bool = False):
         The truncated series.
     """
     x = _validate.positive(x, "x")
-    if not isinstance(n_terms, (int, np.integer)) or isinstance(n_terms, bool) or n_terms < 1:
-        raise ValueError(f"n_terms must be an integer in [1, inf); got {n_terms!r}")
+    n_terms = _validate.integer(n_terms, "n_terms")
     k = np.arange(n_terms)
     total = np.sum(1.0 / (x[..., None] + k) ** 2, axis=-1)
     if tail:

@@ -414,8 +414,7 @@ def sample_kl(p, alpha, beta, size, rng=None):
     p = _simplex_point(p)
     alpha = _validate.scalar(_validate.positive(alpha, "alpha"), "alpha")
     beta = _validate.scalar(_validate.positive(beta, "beta"), "beta")
-    if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or size < 1:
-        raise ValueError(f"size must be an integer in [1, inf); got {size!r}")
+    size = _validate.integer(size, "size")
     rng = _validate.generator(rng)
     shape = beta * p + alpha
     support = p > 0
