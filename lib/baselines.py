@@ -167,14 +167,17 @@ def laplace_scale(epsilon, lam, l1=1.0):
 
 
 class _NoiseMechanism:
-    """Shared constructor checks and release path of the two noise baselines.
+    """Shared constructor checks, representation and release path of the two noise baselines.
 
     A subclass names the :class:`numpy.random.Generator` method that draws its
-    centred noise (``_distribution``) and exposes that method's scale as
-    ``_noise_scale``.
+    centred noise (``_distribution``), the attribute that holds that method's
+    scale (``_scale``) and the attribute that holds the sensitivity
+    (``_sensitivity``).
     """
 
     _distribution: str
+    _scale: str
+    _sensitivity: str
 
     def __init__(self, epsilon, lam, floor):
         self.epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
@@ -182,13 +185,21 @@ class _NoiseMechanism:
         self.floor = _validate.scalar(_validate.positive(floor, "floor"), "floor")
 
     @classmethod
-    def _from_noise_scale(cls, attribute, value, floor):
-        """An instance with a given noise scale and no RDP target (attributes None)."""
+    def _with_scale(cls, value, floor):
+        """An instance with a given noise scale and no RDP target (epsilon, lam, sensitivity None)."""
         self = cls.__new__(cls)
         self.epsilon = self.lam = None
-        setattr(self, attribute, _validate.scalar(_validate.positive(value, attribute), attribute))
+        setattr(self, cls._sensitivity, None)
+        setattr(self, cls._scale, _validate.scalar(_validate.positive(value, cls._scale), cls._scale))
         self.floor = _validate.scalar(_validate.positive(floor, "floor"), "floor")
         return self
+
+    def __repr__(self) -> str:
+        name, scale = type(self).__name__, getattr(self, self._scale)
+        if self.epsilon is None:
+            return f"{name}.from_{self._scale}({self._scale}={scale:.6g})"
+        return (f"{name}(epsilon={self.epsilon:g}, lam={self.lam:g}, "
+                f"{self._sensitivity}={getattr(self, self._sensitivity):g}; {self._scale}={scale:.6g})")
 
     def noisy_counts(self, counts, rng=None) -> np.ndarray:
         """The counts plus independent noise, before post-processing.
@@ -203,7 +214,7 @@ class _NoiseMechanism:
         counts = _validate.vectors(counts, "counts", positive_entries=False)
         rng = _validate.generator(rng)
         draw = getattr(rng, self._distribution)
-        out = draw(0.0, self._noise_scale, size=counts.shape)
+        out = draw(0.0, getattr(self, self._scale), size=counts.shape)
         out += counts
         return out
 
@@ -283,21 +294,9 @@ class GaussianMechanism(_NoiseMechanism):
         >>> GaussianMechanism.from_sigma(3.0)
         GaussianMechanism.from_sigma(sigma=3)
         """
-        self = cls._from_noise_scale("sigma", sigma, floor)
-        self.l2_sq = None
-        return self
+        return cls._with_scale(sigma, floor)
 
-    def __repr__(self) -> str:
-        if self.epsilon is None:
-            return f"GaussianMechanism.from_sigma(sigma={self.sigma:.6g})"
-        return (f"GaussianMechanism(epsilon={self.epsilon:g}, lam={self.lam:g}, "
-                f"l2_sq={self.l2_sq:g}; sigma={self.sigma:.6g})")
-
-    _distribution = "normal"
-
-    @property
-    def _noise_scale(self) -> float:
-        return self.sigma
+    _distribution, _scale, _sensitivity = "normal", "sigma", "l2_sq"
 
 
 class LaplaceMechanism(_NoiseMechanism):
@@ -351,18 +350,6 @@ class LaplaceMechanism(_NoiseMechanism):
         >>> LaplaceMechanism.from_scale(28.0)
         LaplaceMechanism.from_scale(scale=28)
         """
-        self = cls._from_noise_scale("scale", scale, floor)
-        self.l1 = None
-        return self
+        return cls._with_scale(scale, floor)
 
-    def __repr__(self) -> str:
-        if self.epsilon is None:
-            return f"LaplaceMechanism.from_scale(scale={self.scale:.6g})"
-        return (f"LaplaceMechanism(epsilon={self.epsilon:g}, lam={self.lam:g}, "
-                f"l1={self.l1:g}; scale={self.scale:.6g})")
-
-    _distribution = "laplace"
-
-    @property
-    def _noise_scale(self) -> float:
-        return self.scale
+    _distribution, _scale, _sensitivity = "laplace", "scale", "l1"
