@@ -13,7 +13,8 @@ from .accounting import OrderChoice, dp_to_rdp, fixed_order, min_order, optimal_
 from .baselines import GaussianMechanism, LaplaceMechanism
 from .divergence import kl_divergence, renyi_divergence_dirichlet
 from .moments import expected_kl_loss, output_bias, output_mean, output_raw_moment, output_variance
-from .mechanism import Calibration, DirichletMechanism, calibrate, rdp_epsilon
+from .calibration import Calibration, calibrate, rdp_epsilon
+from .mechanism import DirichletMechanism
 from .naive_bayes import PrivateNaiveBayes
 from .neighbours import all_neighbours, random_neighbours
 from .special import log_multivariate_beta, tetragamma, trigamma, trigamma_bounds, trigamma_series

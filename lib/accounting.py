@@ -15,7 +15,7 @@ import numpy as np
 from scipy import optimize, special
 
 from . import _validate
-from .mechanism import calibrate
+from .calibration import calibrate
 from .moments import expected_kl_loss
 
 

@@ -45,16 +45,12 @@ from scipy import optimize, special
 
 from . import _validate
 from .accounting import OrderChoice, dp_to_rdp, fixed_order, min_order, search_order
-from .baselines import CLIP_FLOOR, GaussianMechanism, LaplaceMechanism
-from .mechanism import DirichletMechanism, calibrate
+from .calibration import calibrate
+from .gohari import gohari_calibrate
 from .moments import expected_kl_loss
-
-#: The mechanisms :func:`calibrate_model` knows.
-DP_MECHANISMS = ("dirichlet", "gohari", "gaussian", "laplace", "gaussian_classical")
+from .protocol import L1, L2_SQ, LINF
 #: Order of Gohari et al.'s release, :math:`\alpha = 1 + 4(\lambda - 1) r` (the author's value).
 GOHARI_LAM = 5.0
-#: Replace-one sensitivities of one histogram release.
-L2_SQ, LINF, L1 = 2.0, 1.0, 2.0
 
 
 def _target(epsilon_hat, delta):
@@ -438,8 +434,6 @@ def gohari_releases(epsilon_hat, delta, domain_sizes, *, n_total, lam=GOHARI_LAM
         When some release cannot reach its share (the message says which
         domain size and why).
     """
-    from .gohari import gohari_calibrate
-
     eps, dlt = _target(epsilon_hat, delta)
     sizes = _domain_sizes(domain_sizes)
     n_total = _validate.scalar(_validate.positive(n_total, "n_total"), "n_total")
@@ -459,102 +453,3 @@ def gohari_releases(epsilon_hat, delta, domain_sizes, *, n_total, lam=GOHARI_LAM
                              f"for a release with d = {d}: {cache[key]}") from cache[key]
         out[d] = cache[key]
     return [out[d] for d in sizes]
-
-
-# ----------------------------------------------------------------------------- one model
-
-
-class ModelCalibration(NamedTuple):
-    """The per-release mechanisms of a model that meet one :math:`(\\hat\\varepsilon, \\delta)` target.
-
-    Attributes
-    ----------
-    mechanism : str
-        One of :data:`DP_MECHANISMS`.
-    attained : bool
-        False when the mechanism cannot meet the target (Gohari et al. only).
-    releases : tuple
-        One mechanism object per release (empty when not attained), for
-        :func:`lib.naive_bayes.release_parameters` or
-        :func:`lib.bayesian_network.release_tables`.
-    parameters : dict
-        What was chosen: ``lam``, ``r``, ``alpha``, ``epsilon_rdp`` (Dirichlet);
-        ``r`` and ``alpha`` per distinct domain size (Gohari); ``sigma``
-        (Gaussian); ``scale`` (Laplace); ``reason`` when not attained.
-    """
-
-    mechanism: str
-    attained: bool
-    releases: tuple
-    parameters: dict
-
-
-def calibrate_model(mechanism, epsilon_hat, delta, domain_sizes, *, n_total=None, reference=None,
-                    order_rule="optimal", gohari_lam=GOHARI_LAM, floor=CLIP_FLOOR, cache=None):
-    """Per-release mechanisms for a model of :math:`m` histogram releases at one target.
-
-    Parameters
-    ----------
-    mechanism : {"dirichlet", "gohari", "gaussian", "laplace", "gaussian_classical"}
-        See the module docstring for each accounting.
-    epsilon_hat, delta : float
-        The target for the whole model, :math:`\\hat\\varepsilon > 0`,
-        :math:`\\delta \\in (0, 1)`.
-    domain_sizes : sequence of int
-        Length :math:`d_i \\ge 2` of the vectors of each release, in release
-        order; :math:`m` = ``len(domain_sizes)``.
-    n_total : float, optional
-        Number of training rows (required by ``"gohari"``).
-    reference : sequence of array_like, optional
-        Public reference tables for the Dirichlet order
-        (:func:`public_reference`); required by ``"dirichlet"`` with
-        ``order_rule="optimal"``.
-    order_rule : {"optimal", "fixed"}
-        Dirichlet order: :func:`model_order` of ``reference`` or the author's
-        :math:`\\lambda = 1 + 1/\\varepsilon`.
-    gohari_lam : float, default :data:`GOHARI_LAM`
-    floor : float, default :data:`lib.baselines.CLIP_FLOOR`
-        Clipping level of the Gaussian and Laplace post-processing.
-    cache : dict, optional
-        Shared memo of Gohari calibrations (:func:`gohari_releases`).
-
-    Returns
-    -------
-    ModelCalibration
-
-    Examples
-    --------
-    >>> cal = calibrate_model("laplace", 1.0, 1e-5, [2, 3, 3])
-    >>> cal.attained, cal.parameters["scale"], len(cal.releases)
-    (True, 6.0, 3)
-    """
-    eps, dlt = _target(epsilon_hat, delta)
-    sizes = _domain_sizes(domain_sizes)
-    m = len(sizes)
-    if mechanism == "dirichlet":
-        choice = dirichlet_order(eps, dlt, m, reference=reference, rule=order_rule)
-        mech = DirichletMechanism(choice.epsilon, choice.lam, l2_sq=L2_SQ, linf=LINF)
-        params = {"lam": choice.lam, "r": mech.r, "alpha": mech.alpha, "epsilon_rdp": choice.epsilon}
-        return ModelCalibration(mechanism, True, (mech,) * m, params)
-    if mechanism in ("gaussian", "gaussian_classical"):
-        solve = analytic_gaussian_sigma if mechanism == "gaussian" else classical_gaussian_sigma
-        sigma = solve(eps, dlt, np.sqrt(L2_SQ * m))
-        mech = GaussianMechanism.from_sigma(sigma, floor=floor)
-        return ModelCalibration(mechanism, True, (mech,) * m, {"sigma": sigma})
-    if mechanism == "laplace":
-        scale = laplace_dp_scale(eps, m)
-        mech = LaplaceMechanism.from_scale(scale, floor=floor)
-        return ModelCalibration(mechanism, True, (mech,) * m, {"scale": scale})
-    if mechanism == "gohari":
-        if n_total is None:
-            raise ValueError("n_total (the number of training rows) is required for 'gohari'")
-        try:
-            found = gohari_releases(eps, dlt, sizes, n_total=n_total, lam=gohari_lam, cache=cache)
-        except ValueError as exc:
-            return ModelCalibration(mechanism, False, (), {"reason": str(exc)})
-        by_size = {d: g for d, g in zip(sizes, found)}
-        objects = {d: DirichletMechanism.from_concentration(g.r, g.alpha) for d, g in by_size.items()}
-        params = {"r": {d: float(g.r) for d, g in by_size.items()},
-                  "alpha": {d: float(g.alpha) for d, g in by_size.items()}}
-        return ModelCalibration(mechanism, True, tuple(objects[d] for d in sizes), params)
-    raise ValueError(f"mechanism must be one of {DP_MECHANISMS}; got {mechanism!r}")

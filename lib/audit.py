@@ -29,7 +29,7 @@ from scipy import integrate, special
 
 from . import _validate
 from .divergence import _excess, renyi_divergence_dirichlet
-from .mechanism import calibrate
+from .calibration import calibrate
 from .neighbours import random_neighbours
 
 #: The neighbouring relations that :func:`worst_case_divergence` knows.

@@ -25,6 +25,8 @@ import numpy as np
 from scipy import optimize
 
 from . import _validate
+from .approximate_dp import analytic_gaussian_sigma, classical_gaussian_sigma, laplace_dp_scale
+from .protocol import L1, L2_SQ, ModelCalibration, Mechanism, NotPrivate, PureDP, RenyiDP, register
 
 #: Floor, in units of counts, at which noisy counts are clipped before they are
 #: normalised (the value the author's code used).
@@ -166,7 +168,7 @@ def laplace_scale(epsilon, lam, l1=1.0):
     return out[()]
 
 
-class _NoiseMechanism:
+class _NoiseMechanism(Mechanism):
     """Shared constructor checks, representation and release path of the two noise baselines.
 
     A subclass names the :class:`numpy.random.Generator` method that draws its
@@ -297,6 +299,33 @@ class GaussianMechanism(_NoiseMechanism):
         return cls._with_scale(sigma, floor)
 
     _distribution, _scale, _sensitivity = "normal", "sigma", "l2_sq"
+    name, label = "gaussian", "Gaussian"
+
+    @property
+    def guarantee(self):
+        """:math:`(\\lambda, \\lambda\\Delta_2^2/(2\\sigma^2))`-RDP at every order (Mironov 2017, Cor. 3).
+
+        For an object built by :meth:`from_sigma` the curve is given for a
+        single release of squared sensitivity 2 and ``lam``/``epsilon`` are None.
+        """
+        l2_sq = self.l2_sq if self.l2_sq is not None else L2_SQ
+        sigma = self.sigma
+        return RenyiDP(self.lam, self.epsilon, curve=lambda lam: lam * l2_sq / (2 * sigma**2))
+
+    @classmethod
+    def for_release_rdp(cls, epsilon, lam, spec, index):
+        """:math:`\\sigma^2 = \\lambda\\Delta_2^2/(2\\varepsilon)` with :math:`\\Delta_2^2 = 2`."""
+        return cls(epsilon, lam, l2_sq=L2_SQ)
+
+    #: Solves for the noise level of :meth:`calibrate_dp` (joint sensitivity, target).
+    _dp_sigma = staticmethod(analytic_gaussian_sigma)
+
+    @classmethod
+    def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
+        """One Gaussian mechanism of joint :math:`\\ell_2`-sensitivity :math:`\\sqrt{2m}` (analytic, Balle-Wang)."""
+        sigma = cls._dp_sigma(epsilon_hat, delta, np.sqrt(L2_SQ * spec.n_releases))
+        mech = cls.from_sigma(sigma)
+        return ModelCalibration(cls.name, True, (mech,) * spec.n_releases, {"sigma": sigma})
 
 
 class LaplaceMechanism(_NoiseMechanism):
@@ -353,3 +382,120 @@ class LaplaceMechanism(_NoiseMechanism):
         return cls._with_scale(scale, floor)
 
     _distribution, _scale, _sensitivity = "laplace", "scale", "l1"
+    name, label = "laplace", "Laplace"
+
+    @property
+    def guarantee(self):
+        """:math:`\\Delta_1/b`-DP (pure), with :math:`\\Delta_1` = 2 when built by :meth:`from_scale`."""
+        return PureDP((self.l1 if self.l1 is not None else L1) / self.scale)
+
+    @classmethod
+    def for_release_rdp(cls, epsilon, lam, spec, index):
+        """The scale at which :func:`laplace_rdp` with :math:`\\Delta_1 = 2` equals ``epsilon``."""
+        return cls(epsilon, lam, l1=L1)
+
+    @classmethod
+    def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
+        """Pure DP by basic composition: scale :math:`2m/\\hat\\varepsilon` (``delta`` unused)."""
+        scale = laplace_dp_scale(epsilon_hat, spec.n_releases)
+        mech = cls.from_scale(scale)
+        return ModelCalibration(cls.name, True, (mech,) * spec.n_releases, {"scale": scale})
+
+
+class ClassicalGaussianMechanism(GaussianMechanism):
+    """The Gaussian mechanism with the classical :math:`\\sigma = \\sqrt{2\\log(1.25/\\delta)}\\Delta_2/\\hat\\varepsilon`.
+
+    For comparison only: the classical bound is proved for :math:`\\hat\\varepsilon < 1`
+    and fails above (:func:`lib.approximate_dp.analytic_gaussian_delta` measures by how much).
+    """
+
+    name, label = "gaussian_classical", "Gaussian (classical)"
+    _dp_sigma = staticmethod(classical_gaussian_sigma)
+
+    @classmethod
+    def for_release_rdp(cls, epsilon, lam, spec, index):
+        raise ValueError("the 'gaussian_classical' mechanism has no RDP calibration")
+
+
+class SmoothedEstimate(Mechanism):
+    """The non-private estimate :math:`(f + a)/\\sum(f + a)` of every vector (the "Non-private" model).
+
+    With pseudo-count :math:`a` = ``smoothing``; the first release of a naive
+    Bayes model (the class counts) is unsmoothed (scikit-learn's
+    ``CategoricalNB``), which the model asks for with ``smoothing=0``.
+
+    Parameters
+    ----------
+    smoothing : float, default 0.1
+        Pseudo-count :math:`a \\ge 0` added to every count.
+    """
+
+    name, label, private = "mle", "Non-private", False
+
+    def __init__(self, smoothing=0.1):
+        self.smoothing = _validate.scalar(_validate.nonnegative(smoothing, "smoothing"), "smoothing")
+
+    def __repr__(self) -> str:
+        return f"SmoothedEstimate(smoothing={self.smoothing:g})"
+
+    guarantee = NotPrivate()
+
+    def log_release(self, counts, rng=None) -> np.ndarray:
+        """:math:`\\log(f + a) - \\log\\sum(f + a)` along the last axis (``rng`` is unused)."""
+        counts = _validate.vectors(counts, "counts", positive_entries=False)
+        s = counts + self.smoothing
+        if np.any(s.sum(axis=-1) == 0) or (self.smoothing == 0 and np.any(s == 0)):
+            raise ValueError("counts must be positive where smoothing is 0 (a zero count has no "
+                             "finite log-probability)")
+        return np.log(s) - np.log(s.sum(axis=-1, keepdims=True))
+
+    def release(self, counts, rng=None) -> np.ndarray:
+        """:math:`(f + a)/\\sum(f + a)` along the last axis."""
+        return np.exp(self.log_release(counts, rng))
+
+    @classmethod
+    def release_key(cls, spec, index):
+        return index in spec.priors
+
+    @classmethod
+    def for_release_rdp(cls, epsilon, lam, spec, index):
+        """Smoothing 0.1 for a table, 0 for a class prior (``spec.priors``); no privacy."""
+        return cls(0.0 if index in spec.priors else 0.1)
+
+    @classmethod
+    def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
+        return cls.calibrate_rdp(1.0, 2.0, spec)
+
+
+class Uniform(Mechanism):
+    """The uniform distribution, whatever the counts (the "Random" model; private at any level)."""
+
+    name, label, private = "random", "Random", False
+    guarantee = PureDP(0.0)
+    #: A classifier built from uniform tables guesses uniformly at random.
+    uninformative = True
+
+    def __repr__(self) -> str:
+        return "Uniform()"
+
+    def log_release(self, counts, rng=None) -> np.ndarray:
+        counts = _validate.vectors(counts, "counts", positive_entries=False)
+        return np.full(counts.shape, -np.log(counts.shape[-1]))
+
+    def release(self, counts, rng=None) -> np.ndarray:
+        return np.exp(self.log_release(counts, rng))
+
+    @classmethod
+    def for_release_rdp(cls, epsilon, lam, spec, index):
+        return cls()
+
+    @classmethod
+    def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
+        return cls.calibrate_rdp(1.0, 2.0, spec)
+
+
+register(GaussianMechanism)
+register(LaplaceMechanism)
+register(ClassicalGaussianMechanism)
+register(SmoothedEstimate)
+register(Uniform)

@@ -26,93 +26,15 @@ Everything is vectorised over a batch of independent releases (``n_draws``).
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
 from . import _validate
-from .baselines import CLIP_FLOOR
-from .naive_bayes import PRIVATE_MECHANISMS, make_mechanism
-
-#: The string models :func:`release_tables` knows, private ones first.
-MECHANISMS = PRIVATE_MECHANISMS + ("mle",)
-
-#: The networks of Figure 6 (node: parents), in the node order of the author's
-#: notebooks (a topological order). Names are the columns of
-#: :func:`lib.preprocessing.prepare` (the label is ``income`` for Adult, ``y``
-#: for Bank; GermanCredit's network does not contain its label). See
-#: :data:`AUTHOR_NAMES` for the one name that differs from the author's.
-NETWORKS: dict[str, dict[str, tuple[str, ...]]] = {
-    "Adult": {
-        "age": (),
-        "sex": (),
-        "education": ("age",),
-        "occupation": ("age", "sex", "education"),
-        "capital-gain": ("sex", "education", "occupation"),
-        "capital-loss": ("sex", "occupation", "capital-gain"),
-        "income": ("occupation", "capital-gain", "capital-loss"),
-    },
-    "Bank": {
-        "month": (),
-        "day_of_week": (),
-        "housing": ("month",),
-        "pdays": ("housing", "month"),
-        "poutcome": ("housing", "pdays"),
-        "previous": ("poutcome",),
-        "contact": ("previous", "month"),
-        "campaign": ("day_of_week", "month"),
-        "duration": ("housing", "contact", "campaign"),
-        "y": ("poutcome", "duration", "month"),
-    },
-    "GermanCredit": {
-        "housing": (),
-        "property": ("housing",),
-        "age": ("housing",),
-        "amount": ("property",),
-        "other_debtors": ("property",),
-        "personal_status_sex": ("amount",),
-        "purpose": ("amount",),
-        "installment_rate": ("amount",),
-        "duration": ("amount", "installment_rate"),
-        "people_liable": ("personal_status_sex",),
-        "foreign_worker": ("duration",),
-        "number_credits": ("age",),
-        "credit_history": ("number_credits",),
-        "other_installment_plans": ("credit_history",),
-    },
-}
-
-#: Node names of the author's notebooks that differ from ours (ours: theirs).
-#: The author's South German Credit file called ``famges`` (personal status and
-#: sex) ``sex_marital_status``; UCI's documentation, and :mod:`lib.data`, call
-#: it ``personal_status_sex``.
-AUTHOR_NAMES = {"GermanCredit": {"personal_status_sex": "sex_marital_status"}}
+from .naive_bayes import log_releases, releases_of
+from .protocol import ReleaseSpec
 
 #: Largest number of cells of one table (guards against a structure whose
 #: parent domains multiply out of memory).
 MAX_CELLS = 10**8
-
-
-class NetworkData(NamedTuple):
-    """A dataset encoded for one Bayesian network (from :func:`prepare_network`).
-
-    Attributes
-    ----------
-    nodes : tuple of str
-        Node names, in topological order (parents before children).
-    parents : tuple of tuple of int
-        ``parents[k]``: indices (into ``nodes``) of the parents of node ``k``.
-    n_values : ndarray of int64, shape (K,)
-        Public domain size of every node.
-    train, test : ndarray of int64, shape (n, K)
-        Codes of the training and test rows, column ``k`` = node ``k``.
-    """
-
-    nodes: tuple
-    parents: tuple
-    n_values: np.ndarray
-    train: np.ndarray
-    test: np.ndarray
 
 
 def release_budget(epsilon, n_nodes):
@@ -230,46 +152,6 @@ def depths(parents) -> np.ndarray:
     return depth
 
 
-def prepare_network(name: str, seed: int = 1) -> NetworkData:
-    """The nodes of network :data:`NETWORKS` ``[name]``, encoded by :func:`lib.preprocessing.prepare`.
-
-    The same preprocessing as naive Bayes (Section 5.1): a 70/30 split with
-    ``seed``, numerical attributes binned at the training deciles (outer bins
-    open, so every test value falls in a bin), categorical domains from the
-    whole file. The label column is appended as one more categorical variable
-    with its ``n_classes`` values.
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is not a key of :data:`NETWORKS`, or if a node is not a
-        column of the encoded data (for example because the preprocessing
-        dropped it as constant on the training split).
-    """
-    if name not in NETWORKS:
-        raise ValueError(f"name must be one of {', '.join(NETWORKS)}; got {name!r}")
-    from .data import label_column
-    from .preprocessing import prepare
-
-    split = prepare(name, seed=seed)
-    columns = list(split.attributes) + [label_column(name)]
-    n_all = np.append(split.n_values, split.n_classes).astype(np.int64)
-    train = np.column_stack([split.X_train, split.y_train])
-    test = np.column_stack([split.X_test, split.y_test])
-    network = NETWORKS[name]
-    missing = [node for node in network if node not in columns]
-    if missing:
-        raise ValueError(
-            f"nodes {missing} of the {name} network are not columns of the encoded data "
-            "(dropped as constant on the training split, or misnamed)")
-    nodes = tuple(network)
-    idx = [columns.index(node) for node in nodes]
-    parents = tuple(tuple(nodes.index(p) for p in network[node]) for node in nodes)
-    return NetworkData(
-        nodes=nodes, parents=parents, n_values=n_all[idx],
-        train=np.ascontiguousarray(train[:, idx]), test=np.ascontiguousarray(test[:, idx]))
-
-
 def _check_codes(codes, n_values):
     codes = np.asarray(codes)
     if (codes.ndim != 2 or codes.shape[1] != n_values.size
@@ -339,46 +221,41 @@ def _check_tables(tables):
     return out
 
 
-def release_tables(tables, mechanism, *, epsilon=None, lam=5.0, smoothing=0.1, n_draws=1,
-                   rng=None, floor=CLIP_FLOOR):
+def network_spec(n_values, parents, n_total) -> ReleaseSpec:
+    """The public shapes of a network's :math:`K` releases: table :math:`k` has one row per
+    parent configuration (the product of the parents' domain sizes, 1 for a root) and
+    ``n_values[k]`` cells.
+
+    Examples
+    --------
+    >>> network_spec([2, 3], [(), (0,)], 10).shapes
+    ((1, 2), (2, 3))
+    """
+    n_values = np.asarray(n_values, dtype=np.int64)
+    rows = [int(np.prod([n_values[p] for p in ps], dtype=np.int64)) for ps in parents]
+    return ReleaseSpec(tuple((r, int(v)) for r, v in zip(rows, n_values)), int(n_total))
+
+
+def release_tables(tables, mechanism, *, n_draws=1, rng=None):
     """Release every conditional probability table, ``n_draws`` independent times.
 
     Each row of table :math:`k` (one parent configuration, observed or not) is
-    released as a distribution over the node's values:
-
-    * ``"dirichlet"``: :math:`\\tilde\\theta^k_{\\cdot c} \\sim
-      \\mathrm{Dirichlet}(r N^k_{\\cdot c} + \\alpha)` with :math:`(r, \\alpha)` from
-      Algorithm 1 at level :func:`release_budget` :math:`= \\varepsilon/K`
-      (:math:`\\Delta_2^2 = 2`, :math:`\\Delta_\\infty = 1`); an unobserved
-      configuration gets a draw from :math:`\\mathrm{Dirichlet}(\\alpha)`.
-    * ``"gaussian"``, ``"laplace"``: eq. (12) with noisy counts, each count plus
-      Gaussian or Laplace noise calibrated to :math:`(\\lambda, \\varepsilon/K)`-RDP,
-      clipped at ``floor`` and normalised over the row
-      (:func:`lib.baselines.clip_and_normalise`).
-    * ``"mle"``: the non-private eq. (12) with ``smoothing`` pseudo-counts,
-      :math:`(N^k_{jc} + a)/(N^k_c + a n_k)` (the author's ``MLECalculator(0.1)``).
-    * a sequence of :math:`K` mechanism objects: object :math:`k` releases
-      table :math:`k` by its ``release(counts, rng)`` method, which must map
-      counts of shape ``(..., n_k)`` to distributions over the last axis;
-      ``epsilon`` and ``lam`` are then ignored (the objects carry their own
-      calibration).
+    released as a distribution over the node's values by object :math:`k` of
+    ``mechanism`` (a :class:`lib.protocol.ModelCalibration`, e.g.
+    ``DirichletMechanism.calibrate_rdp(epsilon, lam, network_spec(...))``, which
+    gives every table :math:`\\varepsilon/K` (:func:`release_budget`), or a
+    sequence of :math:`K` objects). An unobserved configuration is a row of zero
+    counts: Algorithm 1 releases it as a draw from
+    :math:`\\mathrm{Dirichlet}(\\alpha)`; the non-private estimate
+    (:class:`lib.baselines.SmoothedEstimate`) is eq. (12) with 0.1 pseudo-counts.
 
     Parameters
     ----------
     tables : list of ndarray, shape (n_configs_k, n_k)
         From :func:`count_tables`.
-    mechanism : str or sequence
-        See above.
-    epsilon : float, optional
-        Total RDP level of the whole network (string private mechanisms).
-    lam : float, default 5.0
-        Renyi order :math:`\\lambda`.
-    smoothing : float, default 0.1
-        Pseudo-count of ``"mle"``.
+    mechanism : ModelCalibration or sequence of K mechanism objects
     n_draws : int, default 1
     rng : numpy.random.Generator or int or None
-    floor : float, default :data:`lib.baselines.CLIP_FLOOR`
-        Clipping level, in counts, of the Gaussian and Laplace post-processing.
 
     Returns
     -------
@@ -387,55 +264,16 @@ def release_tables(tables, mechanism, *, epsilon=None, lam=5.0, smoothing=0.1, n
 
     Examples
     --------
+    >>> from lib import DirichletMechanism
     >>> t = count_tables([[0, 1], [1, 1], [1, 0]], [2, 3], [(), (0,)])
-    >>> logs = release_tables(t, "dirichlet", epsilon=1.0, n_draws=4, rng=0)
-    >>> [x.shape for x in logs]
+    >>> cal = DirichletMechanism.calibrate_rdp(1.0, 5.0, network_spec([2, 3], [(), (0,)], 3))
+    >>> [x.shape for x in release_tables(t, cal, n_draws=4, rng=0)]
     [(4, 1, 2), (4, 2, 3)]
     """
     tables = _check_tables(tables)
+    objects = releases_of(mechanism, len(tables))
     n_draws = _validate.integer(n_draws, "n_draws")
-    K = len(tables)
-    if isinstance(mechanism, str):
-        if mechanism not in MECHANISMS:
-            raise ValueError(
-                f"mechanism must be one of {MECHANISMS} or a sequence of mechanism objects; "
-                f"got {mechanism!r}")
-        if mechanism == "mle":
-            smoothing = _validate.scalar(_validate.positive(smoothing, "smoothing"), "smoothing")
-            out = []
-            for t in tables:
-                s = t + smoothing
-                logs = np.log(s) - np.log(s.sum(axis=-1, keepdims=True))
-                out.append(np.broadcast_to(logs, (n_draws,) + t.shape).copy())
-            return out
-        if epsilon is None:
-            raise ValueError(f"epsilon is required for the {mechanism} mechanism")
-        epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
-        mechs = [make_mechanism(mechanism, release_budget(epsilon, K), lam, floor)] * K
-    else:
-        try:
-            mechs = list(mechanism)
-        except TypeError as exc:
-            raise ValueError(
-                f"mechanism must be one of {MECHANISMS} or a sequence of mechanism objects; "
-                f"got {mechanism!r}") from exc
-        if len(mechs) != K:
-            raise ValueError(f"mechanism must hold one object per table ({K}); got {len(mechs)}")
-        if not all(callable(getattr(m, "release", None)) for m in mechs):
-            raise ValueError("every object of mechanism must have a release(counts, rng) method")
-    rng = _validate.generator(rng)
-    out = []
-    for k, (mech, t) in enumerate(zip(mechs, tables)):
-        p = np.asarray(mech.release(np.broadcast_to(t, (n_draws,) + t.shape), rng), dtype=float)
-        if p.shape != (n_draws,) + t.shape:
-            raise ValueError(
-                f"mechanism {k} returned shape {p.shape}; expected {(n_draws,) + t.shape}")
-        if not (np.all(p > 0) and np.all(np.isfinite(p))
-                and np.allclose(p.sum(axis=-1), 1.0, rtol=0, atol=1e-9)):
-            raise ValueError(
-                f"mechanism {k} did not return distributions with positive entries")
-        out.append(np.log(p))
-    return out
+    return log_releases(objects, tables, n_draws, _validate.generator(rng))
 
 
 def log_likelihood(codes, log_tables, n_values, parents):
@@ -498,81 +336,3 @@ def log_likelihood(codes, log_tables, n_values, parents):
     return np.asarray(total, dtype=float).reshape(batch)
 
 
-def _wrap(name: str, width: int = 11) -> str:
-    """A node name on lines of about ``width`` characters, broken at ``_`` or ``-``."""
-    parts = name.replace("_", "-").split("-")
-    lines = [parts[0]]
-    for part in parts[1:]:
-        if len(lines[-1]) + 1 + len(part) <= width:
-            lines[-1] += "-" + part
-        else:
-            lines[-1] += "-"
-            lines.append(part)
-    return "\n".join(lines)
-
-
-def draw_network(nodes, parents, ax=None, *, title=None, labels=None):
-    """Draw a DAG in layers, as Figure 6: a node's layer is its depth.
-
-    Layer :math:`\\ell` (from the top) holds the nodes whose longest path from a
-    root has :math:`\\ell` edges (:func:`depths`), so every edge points down.
-    Within a layer, nodes are ordered by the mean position of their parents (one
-    barycentre sweep). An edge that skips layers is drawn as an arc, bent to
-    alternate sides, so that it does not run through the nodes in between.
-    Only matplotlib is used.
-
-    Parameters
-    ----------
-    nodes : sequence of str
-    parents : sequence of sequence of int
-    ax : matplotlib Axes, optional
-    title : str, optional
-    labels : mapping of str to str, optional
-        Text to show for a node; default its name with ``_`` as ``-``, broken
-        into lines of about 11 characters.
-
-    Returns
-    -------
-    matplotlib Axes
-    """
-    import matplotlib.pyplot as plt
-
-    nodes = list(nodes)
-    parents = [tuple(ps) for ps in parents]
-    if len(parents) != len(nodes):
-        raise ValueError(f"parents must have one entry per node ({len(nodes)}); got {len(parents)}")
-    depth = depths(parents)
-    if ax is None:
-        _, ax = plt.subplots(figsize=(3.2, 3.6))
-    x = np.zeros(len(nodes))
-    for level in range(int(depth.max()) + 1):
-        members = [k for k in range(len(nodes)) if depth[k] == level]
-        if level > 0:
-            members.sort(key=lambda k: (np.mean([x[p] for p in parents[k]]), k))
-        for i, k in enumerate(members):
-            x[k] = i - (len(members) - 1) / 2
-    y = -depth.astype(float)
-    labels = labels or {}
-    box = dict(boxstyle="round,pad=0.25", fc="white", ec="0.3", lw=0.8)
-    texts = [ax.text(x[k], y[k], labels.get(name, _wrap(name)), ha="center", va="center",
-                     fontsize=7, bbox=box, zorder=5) for k, name in enumerate(nodes)]
-    n_long = 0
-    for k in range(len(nodes)):
-        for p in parents[k]:
-            rad = 0.0
-            if depth[k] - depth[p] > 1:
-                rad = (0.25 + 0.1 * (n_long // 2)) * (1 if n_long % 2 == 0 else -1)
-                n_long += 1
-            # clipped at the two boxes, so the head stays visible on tall labels
-            ax.annotate("", xy=(x[k], y[k]), xytext=(x[p], y[p]),
-                        arrowprops=dict(arrowstyle="-|>", color="0.4", lw=0.7,
-                                        patchA=texts[p].get_bbox_patch(),
-                                        patchB=texts[k].get_bbox_patch(),
-                                        shrinkA=1, shrinkB=1,
-                                        connectionstyle=f"arc3,rad={rad}"))
-    ax.set_xlim(x.min() - 0.8, x.max() + 0.8)
-    ax.set_ylim(y.min() - 0.5, 0.5)
-    ax.axis("off")
-    if title:
-        ax.set_title(title)
-    return ax

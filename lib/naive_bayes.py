@@ -24,17 +24,7 @@ from scipy import sparse
 from scipy.special import logsumexp
 
 from . import _validate
-from .baselines import CLIP_FLOOR, GaussianMechanism, LaplaceMechanism
-from .mechanism import DirichletMechanism
-
-#: The models that :class:`PrivateNaiveBayes` knows, private ones first.
-MECHANISMS = ("dirichlet", "gaussian", "laplace", "mle", "random")
-PRIVATE_MECHANISMS = ("dirichlet", "gaussian", "laplace")
-
-#: Sensitivities of one histogram release under replace-one neighbours: one
-#: record leaves a cell and enters another, so two counts move by one.
-L2_SQ, LINF, L1 = 2.0, 1.0, 2.0
-
+from .protocol import ModelCalibration, ReleaseSpec, get
 
 def release_budget(epsilon, n_attributes):
     """RDP level of each release of a private naive Bayes model (Proposition 7.1).
@@ -65,32 +55,6 @@ def release_budget(epsilon, n_attributes):
     n_attributes = _validate.integer(n_attributes, "n_attributes")
     out = epsilon / (int(n_attributes) + 1)
     return float(out) if out.ndim == 0 else out
-
-
-def make_mechanism(mechanism: str, epsilon: float, lam: float, floor: float = CLIP_FLOOR):
-    """The mechanism that releases one histogram at RDP level ``epsilon``.
-
-    Sensitivities are those of a histogram under replace-one neighbours:
-    :math:`\\Delta_2^2 = 2`, :math:`\\Delta_\\infty = 1` (Dirichlet, Gaussian) and
-    :math:`\\Delta_1 = 2` (Laplace).
-
-    Parameters
-    ----------
-    mechanism : {"dirichlet", "gaussian", "laplace"}
-    epsilon : float
-        RDP level of this one release, :math:`(0, \\infty)`.
-    lam : float
-        Renyi order, :math:`(1, \\infty)`.
-    floor : float, default :data:`lib.baselines.CLIP_FLOOR`
-        Clipping level of the Gaussian and Laplace post-processing.
-    """
-    if mechanism == "dirichlet":
-        return DirichletMechanism(epsilon, lam, l2_sq=L2_SQ, linf=LINF)
-    if mechanism == "gaussian":
-        return GaussianMechanism(epsilon, lam, l2_sq=L2_SQ, floor=floor)
-    if mechanism == "laplace":
-        return LaplaceMechanism(epsilon, lam, l1=L1, floor=floor)
-    raise ValueError(f"mechanism must be one of {PRIVATE_MECHANISMS}; got {mechanism!r}")
 
 
 def _codes(X, y, n_values, n_classes):
@@ -159,94 +123,89 @@ def count(X, y, n_values, n_classes):
     return class_counts, feature_counts
 
 
-def release_parameters(class_counts, feature_counts, mechanism, *, epsilon=None, lam=5.0,
-                       smoothing=0.1, n_draws=1, rng=None, floor=CLIP_FLOOR):
-    """Release the log-parameters of the model, ``n_draws`` independent times.
+def model_spec(n_values, n_classes, n_total) -> ReleaseSpec:
+    """The public shapes of a naive Bayes model's :math:`K + 1` releases.
 
-    * ``"dirichlet"``, ``"gaussian"``, ``"laplace"``: the mechanism of
-      :func:`make_mechanism` at level :func:`release_budget` releases the class
-      counts (the counts :math:`N_j` themselves) and every attribute table, each
-      row of a table normalised over the values of the attribute.
-    * ``"mle"``: the non-private estimate, with ``smoothing`` pseudo-counts added
-      to every attribute-class count, :math:`(N^k_{jc} + a)/(N_j + a n_k)`, and the
-      unsmoothed class frequencies :math:`N_j/N` (scikit-learn's ``CategoricalNB``).
-    * ``"random"``: uniform distributions everywhere.
-    * a sequence of :math:`K + 1` mechanism objects, one per release (the
-      class counts first, then attribute :math:`k` with object :math:`k + 1`):
-      anything with a ``release(counts, rng)`` method that returns
-      distributions over the last axis, e.g. the per-release objects of
-      :func:`lib.approximate_dp.calibrate_model`. ``epsilon``, ``lam`` and
-      ``floor`` are then ignored: each object carries its own calibration,
-      and the accounting of the whole model is the caller's.
+    Release 0 is the class counts (one row of ``n_classes`` cells, a class
+    prior), release :math:`k` the table of attribute :math:`k` (``n_classes``
+    rows of ``n_values[k]`` cells).
 
-    ``floor`` is the clipping level of the Gaussian and Laplace post-processing
-    (:func:`lib.baselines.clip_and_normalise`), in units of counts.
-
-    Returns
-    -------
-    log_prior : ndarray, shape (n_draws, d)
-    log_feature : list of ndarray, shape (n_draws, d, n_k)
-        Natural logarithms of released probabilities; finite for the private
-        mechanisms (see :class:`PrivateNaiveBayes`).
+    Examples
+    --------
+    >>> model_spec([2, 3], 2, 100).shapes
+    ((1, 2), (2, 2), (2, 3))
     """
-    per_release = None
-    if not isinstance(mechanism, str):
-        per_release = _per_release_objects(mechanism, len(feature_counts) + 1)
-    elif mechanism not in MECHANISMS:
-        raise ValueError(f"mechanism must be one of {MECHANISMS}; got {mechanism!r}")
-    n_draws = _validate.integer(n_draws, "n_draws")
-    class_counts = np.asarray(class_counts, dtype=float)
-    d = class_counts.shape[-1]
-    if per_release is not None:
-        rng = _validate.generator(rng)
-        counts = [class_counts] + [np.asarray(t, dtype=float) for t in feature_counts]
-        logs = [np.log(m.release(np.broadcast_to(c, (n_draws,) + c.shape), rng))
-                for m, c in zip(per_release, counts)]
-        if not all(np.isfinite(v).all() for v in logs):  # pragma: no cover - see PrivateNaiveBayes
-            raise RuntimeError("a released probability underflowed to zero")
-        return logs[0], logs[1:]
-    if mechanism == "random":
-        prior = np.full((n_draws, d), -np.log(d))
-        return prior, [np.full((n_draws, d, t.shape[-1]), -np.log(t.shape[-1])) for t in feature_counts]
-    if mechanism == "mle":
-        smoothing = _validate.scalar(_validate.positive(smoothing, "smoothing"), "smoothing")
-        if np.any(class_counts == 0):
-            raise ValueError("every class needs at least one training row for the MLE class prior")
-        prior = np.log(class_counts) - np.log(class_counts.sum())
-        tables = []
-        for t in feature_counts:
-            s = t + smoothing
-            tables.append(np.log(s) - np.log(s.sum(axis=-1, keepdims=True)))
-        return (np.broadcast_to(prior, (n_draws, d)).copy(),
-                [np.broadcast_to(t, (n_draws,) + t.shape).copy() for t in tables])
-    if epsilon is None:
-        raise ValueError(f"epsilon is required for the {mechanism} mechanism")
-    rng = _validate.generator(rng)
-    per_release = release_budget(_validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon"),
-                                 len(feature_counts))
-    mech = make_mechanism(mechanism, per_release, lam, floor)
-    released = [mech.release(np.broadcast_to(class_counts, (n_draws, d)), rng)]
-    released += [mech.release(np.broadcast_to(t, (n_draws,) + t.shape), rng) for t in feature_counts]
-    logs = [np.log(p) for p in released]
-    if not all(np.isfinite(v).all() for v in logs):  # pragma: no cover - see PrivateNaiveBayes
-        raise RuntimeError("a released probability underflowed to zero")
-    return logs[0], logs[1:]
+    d = _validate.integer(n_classes, "n_classes", 2)
+    return ReleaseSpec(((1, int(d)),) + tuple((int(d), int(v)) for v in n_values), int(n_total), (0,))
 
 
-def _per_release_objects(mechanisms, n_releases):
-    """Check a sequence of per-release mechanism objects (one per release)."""
+def releases_of(mechanism, n_releases):
+    """The per-release objects of a :class:`lib.protocol.ModelCalibration` or a sequence of objects."""
+    if isinstance(mechanism, ModelCalibration):
+        if not mechanism.attained:
+            raise ValueError(f"the {mechanism.mechanism!r} calibration did not attain its target: "
+                             f"{mechanism.parameters.get('reason', '')}")
+        mechanism = mechanism.releases
     try:
-        objects = tuple(mechanisms)
+        objects = tuple(mechanism)
     except TypeError:
         objects = None
     if objects is None or len(objects) != n_releases or not all(
             callable(getattr(m, "release", None)) for m in objects):
         raise ValueError(
-            f"mechanism must be one of {MECHANISMS} or a sequence of {n_releases} objects with "
-            f"a release(counts, rng) method (class counts first, then one per attribute); "
-            f"got {mechanisms!r}"
-        )
+            f"mechanism must be a ModelCalibration or a sequence of {n_releases} objects with a "
+            f"release(counts, rng) method, one per release in release order; got {mechanism!r}")
     return objects
+
+
+def log_releases(objects, tables, n_draws, rng):
+    """``n_draws`` independent releases of every table by its object, as log-probabilities.
+
+    Release :math:`i` draws from ``rng`` after release :math:`i - 1` (the order
+    fixes the random stream). Each object's ``log_release`` is used where it
+    has one (exact logs of a non-private estimate), else the log of ``release``.
+    Every output must be a finite log-distribution of the table's shape.
+    """
+    out = []
+    for k, (mech, t) in enumerate(zip(objects, tables)):
+        batch = np.broadcast_to(t, (n_draws,) + t.shape)
+        if hasattr(mech, "log_release"):
+            logs = np.asarray(mech.log_release(batch, rng), dtype=float)
+        else:
+            logs = np.log(np.asarray(mech.release(batch, rng), dtype=float))
+        if logs.shape != batch.shape:
+            raise ValueError(f"mechanism {k} returned shape {logs.shape}; expected {batch.shape}")
+        if not np.isfinite(logs).all():
+            raise ValueError(f"mechanism {k} returned a probability that is zero or not finite")
+        out.append(logs)
+    return out
+
+
+def release_parameters(class_counts, feature_counts, mechanism, *, n_draws=1, rng=None):
+    """Release the log-parameters of the model, ``n_draws`` independent times.
+
+    ``mechanism`` holds one object per release (a
+    :class:`lib.protocol.ModelCalibration`, e.g. from
+    ``DirichletMechanism.calibrate_rdp(epsilon, lam, model_spec(...))``, or a
+    sequence of :math:`K + 1` objects): the class counts first, then attribute
+    :math:`k` with object :math:`k + 1`, each row of a table released as a
+    distribution over the values of the attribute. The accounting of the whole
+    model is the calibration's (:meth:`lib.protocol.Mechanism.calibrate_rdp`
+    splits an RDP budget equally, :math:`\\varepsilon/(K+1)` per release,
+    Proposition 7.1).
+
+    Returns
+    -------
+    log_prior : ndarray, shape (n_draws, d)
+    log_feature : list of ndarray, shape (n_draws, d, n_k)
+        Natural logarithms of released probabilities; all finite.
+    """
+    objects = releases_of(mechanism, len(feature_counts) + 1)
+    n_draws = _validate.integer(n_draws, "n_draws")
+    rng = _validate.generator(rng)
+    counts = [np.asarray(class_counts, dtype=float)] + [np.asarray(t, dtype=float) for t in feature_counts]
+    logs = log_releases(objects, counts, n_draws, rng)
+    return logs[0], logs[1:]
 
 
 def _one_hot(X, n_values):
@@ -306,24 +265,22 @@ class PrivateNaiveBayes:
 
     Parameters
     ----------
-    mechanism : {"dirichlet", "gaussian", "laplace", "mle", "random"}
-        How the parameters are released (see :func:`release_parameters`).
+    mechanism : str or lib.protocol.Mechanism subclass, default "dirichlet"
+        The mechanism class (or its registry name, :func:`lib.protocol.names`)
+        that releases the :math:`K + 1` tables (see :func:`release_parameters`).
     epsilon : float, optional
         Total RDP level :math:`\\varepsilon` of the whole model (required by the
-        private mechanisms); each of the :math:`K+1` releases gets
-        :func:`release_budget`.
+        private mechanisms); :meth:`lib.protocol.Mechanism.calibrate_rdp` gives
+        each of the :math:`K+1` releases :math:`\\varepsilon/(K+1)`.
     lam : float, default 5.0
         Renyi order :math:`\\lambda` (Section 5.1 uses 5).
-    smoothing : float, default 0.1
-        Pseudo-count of the non-private ``"mle"`` model (the author's value).
     random_state : int, numpy.random.Generator or None
-        Source of the mechanism's noise (and of the random guesses of
-        ``"random"``).
-    clip_floor : float, default :data:`lib.baselines.CLIP_FLOOR`
-        Clipping level, in counts, of the Gaussian and Laplace post-processing.
+        Source of the mechanism's noise (and of the random guesses of a
+        mechanism that releases uniform tables).
 
     Attributes
     ----------
+    calibration_ : lib.protocol.ModelCalibration
     class_count_ : ndarray, shape (d,)
     feature_count_ : list of ndarray, shape (d, n_k)
     class_log_prior_ : ndarray, shape (d,)
@@ -331,7 +288,6 @@ class PrivateNaiveBayes:
     feature_log_prob_ : list of ndarray, shape (d, n_k)
         Log of the released :math:`\\theta^k_{jc}`; row :math:`j` is a distribution
         over the values of attribute :math:`k`.
-    epsilon_per_release_ : float or None
 
     Notes
     -----
@@ -352,18 +308,15 @@ class PrivateNaiveBayes:
     (4, 2)
     """
 
-    def __init__(self, mechanism="dirichlet", epsilon=None, lam=5.0, smoothing=0.1, random_state=None,
-                 clip_floor=CLIP_FLOOR):
+    def __init__(self, mechanism="dirichlet", epsilon=None, lam=5.0, random_state=None):
         self.mechanism = mechanism
         self.epsilon = epsilon
         self.lam = lam
-        self.smoothing = smoothing
         self.random_state = random_state
-        self.clip_floor = clip_floor
 
     def __repr__(self) -> str:
-        return (f"PrivateNaiveBayes(mechanism={self.mechanism!r}, epsilon={self.epsilon!r}, "
-                f"lam={self.lam!r}, smoothing={self.smoothing!r})")
+        name = getattr(self.mechanism, "name", self.mechanism)
+        return f"PrivateNaiveBayes(mechanism={name!r}, epsilon={self.epsilon!r}, lam={self.lam!r})"
 
     def fit(self, X, y, n_values=None, n_classes=None):
         """Count, then release the parameters once.
@@ -378,8 +331,7 @@ class PrivateNaiveBayes:
         n_classes : int, optional
             Default ``y.max() + 1``.
         """
-        if self.mechanism not in MECHANISMS:
-            raise ValueError(f"mechanism must be one of {MECHANISMS}; got {self.mechanism!r}")
+        cls = get(self.mechanism)
         X_arr, y_arr = np.asarray(X), np.asarray(y)
         if n_values is None:
             n_values = np.maximum(X_arr.max(axis=0) + 1, 2) if X_arr.size else X_arr.shape[1:]
@@ -390,14 +342,12 @@ class PrivateNaiveBayes:
         self.n_values_ = np.asarray(n_values, dtype=np.int64)
         self.n_classes_ = int(n_classes)
         self.classes_ = np.arange(self.n_classes_)
-        self.epsilon_per_release_ = (
-            float(release_budget(self.epsilon, len(self.n_values_)))
-            if self.mechanism in PRIVATE_MECHANISMS and self.epsilon is not None else None
-        )
-        prior, tables = release_parameters(
-            self.class_count_, self.feature_count_, self.mechanism, epsilon=self.epsilon,
-            lam=self.lam, smoothing=self.smoothing, n_draws=1, rng=rng, floor=self.clip_floor,
-        )
+        spec = model_spec(self.n_values_, self.n_classes_, len(y_arr))
+        if cls.private and self.epsilon is None:
+            raise ValueError(f"epsilon is required for the {cls.name!r} mechanism")
+        self.calibration_ = cls.calibrate_rdp(self.epsilon if cls.private else 1.0, self.lam, spec)
+        prior, tables = release_parameters(self.class_count_, self.feature_count_, self.calibration_,
+                                           n_draws=1, rng=rng)
         self.class_log_prior_ = prior[0]
         self.feature_log_prob_ = [t[0] for t in tables]
         self._rng = rng
@@ -426,10 +376,11 @@ class PrivateNaiveBayes:
     def predict(self, X):
         """The most probable class, the first one on ties.
 
-        The ``"random"`` model guesses a class uniformly at random for every row
+        A model whose mechanism releases uniform tables (``uninformative``, the
+        "Random" model) guesses a class uniformly at random for every row
         instead (its posterior is uniform, so the tie rule would always answer 0).
         """
         X = self._check_X(X)
-        if self.mechanism == "random":
+        if getattr(get(self.mechanism), "uninformative", False):
             return self._rng.integers(self.n_classes_, size=X.shape[0])
         return np.argmax(self.predict_log_proba(X), axis=-1)

@@ -21,7 +21,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from . import _validate
-from .mechanism import calibrate
+from .calibration import calibrate
 from .moments import expected_kl_loss
 from .special import log_multivariate_beta
 

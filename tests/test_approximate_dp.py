@@ -25,7 +25,7 @@ from lib.approximate_dp import (
     total_expected_kl,
 )
 from lib.baselines import GaussianMechanism, LaplaceMechanism
-from lib.mechanism import DirichletMechanism, calibrate
+from lib import DirichletMechanism, calibrate
 from lib.moments import expected_kl_loss
 
 DELTA = 1e-5

@@ -15,7 +15,7 @@ from lib.bayesian_network import (NETWORKS, count_tables, depths, log_likelihood
                                   prepare_network, release_budget, release_tables,
                                   topological_order)
 from lib.divergence import renyi_divergence_dirichlet
-from lib.mechanism import DirichletMechanism, calibrate
+from lib import DirichletMechanism, calibrate
 from lib.naive_bayes import make_mechanism
 
 # A small DAG with a root, a two-parent node and a node whose parents are given

@@ -1,0 +1,84 @@
+"""Analysis of grid results: summaries, wide tables and two-mechanism comparisons.
+
+The chapters call these instead of re-deriving them: :func:`summarise` (mean
+and standard deviation per cell), :func:`pivot` (one column per mechanism) and
+:func:`compare` (the difference of two mechanisms' means with its standard
+error over the repeats).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+#: The scores a grid can hold, in the column order of :func:`summarise`.
+METRICS = ("cross_entropy", "accuracy", "log_likelihood")
+
+
+def _x(frame):
+    return "epsilon_hat" if "epsilon_hat" in frame.columns else "epsilon"
+
+
+def summarise(results: pd.DataFrame) -> pd.DataFrame:
+    """Mean and standard deviation (ddof 0) over the repeats of every grid cell.
+
+    Serves every grid of this module. A cell is (dataset, model, epsilon) in
+    the RDP grids and (dataset, model, epsilon_hat) in the approximate-DP grids;
+    every score column present (:data:`METRICS`) gets ``_mean`` and ``_std``.
+    An ``attained`` column is kept: a cell whose target was not attained has
+    NaN statistics.
+    """
+    x = "epsilon_hat" if "epsilon_hat" in results.columns else "epsilon"
+    spec = {"attained": ("attained", "all")} if "attained" in results.columns else {}
+    for metric in METRICS:
+        if metric in results.columns:
+            spec[f"{metric}_mean"] = (metric, "mean")
+            spec[f"{metric}_std"] = (metric, lambda v: float(np.std(v)))
+    return results.groupby(["dataset", "model", x], sort=False).agg(**spec).reset_index()
+
+
+def pivot(summary: pd.DataFrame, metric: str, stat: str = "mean") -> pd.DataFrame:
+    """One column per mechanism: ``summary[f"{metric}_{stat}"]`` indexed by (dataset, budget).
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        From :func:`summarise`.
+    metric : str
+        One of :data:`METRICS` present in ``summary``.
+    stat : {"mean", "std"}
+    """
+    column = f"{metric}_{stat}"
+    if column not in summary.columns:
+        raise ValueError(f"summary has no column {column!r}; metric must be a score of the grid "
+                         f"and stat 'mean' or 'std'")
+    return summary.pivot(index=["dataset", _x(summary)], columns="model", values=column)
+
+
+def compare(results: pd.DataFrame, a: str, b: str, metric: str) -> pd.DataFrame:
+    """Mechanism ``a`` against ``b`` in every (dataset, budget) cell, over the repeats.
+
+    The two mechanisms' repeats are independent draws, so the standard error of
+    the difference of their means is :math:`\\sqrt{s_a^2/n_a + s_b^2/n_b}` with
+    the unbiased sample variances (``ddof=1``); ``z`` is the difference over it.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (dataset, budget): ``diff`` (mean of ``a`` minus mean of
+        ``b``), ``se`` and ``z``; cells where either has no attained repeat are NaN.
+    """
+    x = _x(results)
+    if metric not in results.columns:
+        raise ValueError(f"results has no column {metric!r}")
+    stats = {}
+    for name in (a, b):
+        rows = results[results.model == name]
+        if not len(rows):
+            raise ValueError(f"results hold no rows of mechanism {name!r}")
+        g = rows.groupby(["dataset", x], sort=False)[metric]
+        stats[name] = pd.DataFrame({"mean": g.mean(), "var": g.var(ddof=1), "n": g.count()})
+    sa, sb = stats[a], stats[b].reindex(stats[a].index)
+    diff = sa["mean"] - sb["mean"]
+    se = np.sqrt(sa["var"] / sa["n"] + sb["var"] / sb["n"])
+    return pd.DataFrame({"diff": diff, "se": se, "z": diff / se})
