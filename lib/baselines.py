@@ -180,6 +180,8 @@ class _NoiseMechanism(Mechanism):
     _distribution: str
     _scale: str
     _sensitivity: str
+    #: Clipping level of the objects that the calibrations build.
+    clip_floor = CLIP_FLOOR
 
     def __init__(self, epsilon, lam, floor):
         self.epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
@@ -315,7 +317,7 @@ class GaussianMechanism(_NoiseMechanism):
     @classmethod
     def for_release_rdp(cls, epsilon, lam, spec, index):
         """:math:`\\sigma^2 = \\lambda\\Delta_2^2/(2\\varepsilon)` with :math:`\\Delta_2^2 = 2`."""
-        return cls(epsilon, lam, l2_sq=L2_SQ)
+        return cls(epsilon, lam, l2_sq=L2_SQ, floor=cls.clip_floor)
 
     #: Solves for the noise level of :meth:`calibrate_dp` (joint sensitivity, target).
     _dp_sigma = staticmethod(analytic_gaussian_sigma)
@@ -324,7 +326,7 @@ class GaussianMechanism(_NoiseMechanism):
     def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
         """One Gaussian mechanism of joint :math:`\\ell_2`-sensitivity :math:`\\sqrt{2m}` (analytic, Balle-Wang)."""
         sigma = cls._dp_sigma(epsilon_hat, delta, np.sqrt(L2_SQ * spec.n_releases))
-        mech = cls.from_sigma(sigma)
+        mech = cls.from_sigma(sigma, floor=cls.clip_floor)
         return ModelCalibration(cls.name, True, (mech,) * spec.n_releases, {"sigma": sigma})
 
 
@@ -392,13 +394,13 @@ class LaplaceMechanism(_NoiseMechanism):
     @classmethod
     def for_release_rdp(cls, epsilon, lam, spec, index):
         """The scale at which :func:`laplace_rdp` with :math:`\\Delta_1 = 2` equals ``epsilon``."""
-        return cls(epsilon, lam, l1=L1)
+        return cls(epsilon, lam, l1=L1, floor=cls.clip_floor)
 
     @classmethod
     def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
         """Pure DP by basic composition: scale :math:`2m/\\hat\\varepsilon` (``delta`` unused)."""
         scale = laplace_dp_scale(epsilon_hat, spec.n_releases)
-        mech = cls.from_scale(scale)
+        mech = cls.from_scale(scale, floor=cls.clip_floor)
         return ModelCalibration(cls.name, True, (mech,) * spec.n_releases, {"scale": scale})
 
 
@@ -431,6 +433,8 @@ class SmoothedEstimate(Mechanism):
     """
 
     name, label, private = "mle", "Non-private", False
+    #: Pseudo-count of the tables that the calibrations build (the author's value).
+    smoothing = 0.1
 
     def __init__(self, smoothing=0.1):
         self.smoothing = _validate.scalar(_validate.nonnegative(smoothing, "smoothing"), "smoothing")
@@ -459,8 +463,8 @@ class SmoothedEstimate(Mechanism):
 
     @classmethod
     def for_release_rdp(cls, epsilon, lam, spec, index):
-        """Smoothing 0.1 for a table, 0 for a class prior (``spec.priors``); no privacy."""
-        return cls(0.0 if index in spec.priors else 0.1)
+        """Smoothing ``smoothing`` for a table, 0 for a class prior (``spec.priors``); no privacy."""
+        return cls(0.0 if index in spec.priors else cls.smoothing)
 
     @classmethod
     def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):

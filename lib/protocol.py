@@ -186,6 +186,19 @@ class Mechanism:
         raise ValueError(f"the {cls.name!r} mechanism has no RDP calibration")
 
     @classmethod
+    def configured(cls, **settings):
+        """A subclass with some class-level settings changed (same name, not registered).
+
+        For example ``GaussianMechanism.configured(clip_floor=1.0)`` or
+        ``SmoothedEstimate.configured(smoothing=0.5)``: a variant that every grid
+        accepts in place of the registered class. Only existing settings can be changed.
+        """
+        unknown = [k for k in settings if not hasattr(cls, k) or callable(getattr(cls, k))]
+        if unknown:
+            raise ValueError(f"{cls.__name__} has no setting(s) {unknown}")
+        return type(cls.__name__, (cls,), dict(settings))
+
+    @classmethod
     def release_key(cls, spec: ReleaseSpec, index: int):
         """Releases with equal keys share one object (default: one object for all)."""
         return None

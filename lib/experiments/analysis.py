@@ -52,7 +52,7 @@ def pivot(summary: pd.DataFrame, metric: str, stat: str = "mean") -> pd.DataFram
     if column not in summary.columns:
         raise ValueError(f"summary has no column {column!r}; metric must be a score of the grid "
                          f"and stat 'mean' or 'std'")
-    return summary.pivot(index=["dataset", _x(summary)], columns="model", values=column)
+    return summary.pivot_table(index=["dataset", _x(summary)], columns="model", values=column, sort=False)
 
 
 def compare(results: pd.DataFrame, a: str, b: str, metric: str) -> pd.DataFrame:

@@ -60,7 +60,7 @@ def _key(name: str) -> int:
     return sum(name.encode())
 
 
-def label(name: str) -> str:
+def legend_label(name) -> str:
     """The legend label of a registered mechanism."""
     return get(name).label
 
@@ -107,6 +107,7 @@ def plot_grid(summary: pd.DataFrame, metric: str, datasets, models, *, random_on
     nrows = -(-len(datasets) // ncols)
     width = 3.1 if metric == "log_likelihood" else 2.6  # inches per panel
     height = 2.4 * nrows + 0.4  # the panels and a row for the legend
+    models = [get(m).name for m in models]
     fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height), squeeze=False)
     for ax, name in zip(axes.flat, datasets):
         for model in models:
@@ -119,11 +120,11 @@ def plot_grid(summary: pd.DataFrame, metric: str, datasets, models, *, random_on
                 continue
             cls = get(model)
             if not cls.private and not getattr(cls, "uninformative", False):  # no noise: a line
-                ax.plot(np.log10(s[x]), s[f"{metric}_mean"], label=label(model), lw=1,
+                ax.plot(np.log10(s[x]), s[f"{metric}_mean"], label=legend_label(model), lw=1,
                         **style(model))
             else:
                 ax.errorbar(np.log10(s[x]), s[f"{metric}_mean"], yerr=s[f"{metric}_std"],
-                            label=label(model), ms=3, capsize=2, lw=1, **style(model))
+                            label=legend_label(model), ms=3, capsize=2, lw=1, **style(model))
         if metric == "cross_entropy":
             ax.set_yscale("log")
         if metric == "log_likelihood":
@@ -137,7 +138,7 @@ def plot_grid(summary: pd.DataFrame, metric: str, datasets, models, *, random_on
     for ax in axes.flat:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             legend.setdefault(label, handle)
-    labels = [label(m) for m in models if label(m) in legend]
+    labels = [legend_label(m) for m in models if legend_label(m) in legend]
     fig.legend([legend[label] for label in labels], labels, loc="lower center", ncol=len(labels),
                bbox_to_anchor=(0.5, -0.02))
     fig.tight_layout(rect=(0, 0.4 / height, 1, 1))
