@@ -419,12 +419,32 @@ class ClassicalGaussianMechanism(GaussianMechanism):
         raise ValueError("the 'gaussian_classical' mechanism has no RDP calibration")
 
 
-class SmoothedEstimate(Mechanism):
+class _Estimate(Mechanism):
+    """Shared release path of the non-private estimates: a distribution computed in logs."""
+
+    private = False
+
+    def release(self, counts, rng=None) -> np.ndarray:
+        """:meth:`log_release`, exponentiated."""
+        return np.exp(self.log_release(counts, rng))
+
+    @classmethod
+    def for_release_rdp(cls, epsilon, lam, spec, index):
+        """The same estimate whatever the budget (no privacy is claimed)."""
+        return cls()
+
+    @classmethod
+    def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
+        return cls.calibrate_rdp(1.0, 2.0, spec)
+
+
+class SmoothedEstimate(_Estimate):
     """The non-private estimate :math:`(f + a)/\\sum(f + a)` of every vector (the "Non-private" model).
 
     With pseudo-count :math:`a` = ``smoothing``; the first release of a naive
     Bayes model (the class counts) is unsmoothed (scikit-learn's
-    ``CategoricalNB``), which the model asks for with ``smoothing=0``.
+    ``CategoricalNB``): the calibrations build it with ``smoothing=0`` for the
+    releases that ``spec.priors`` names.
 
     Parameters
     ----------
@@ -432,7 +452,8 @@ class SmoothedEstimate(Mechanism):
         Pseudo-count :math:`a \\ge 0` added to every count.
     """
 
-    name, label, private = "mle", "Non-private", False
+    name, label = "mle", "Non-private"
+    guarantee = NotPrivate()
     #: Pseudo-count of the tables that the calibrations build (the author's value).
     smoothing = 0.1
 
@@ -442,20 +463,14 @@ class SmoothedEstimate(Mechanism):
     def __repr__(self) -> str:
         return f"SmoothedEstimate(smoothing={self.smoothing:g})"
 
-    guarantee = NotPrivate()
-
     def log_release(self, counts, rng=None) -> np.ndarray:
         """:math:`\\log(f + a) - \\log\\sum(f + a)` along the last axis (``rng`` is unused)."""
         counts = _validate.vectors(counts, "counts", positive_entries=False)
         s = counts + self.smoothing
-        if np.any(s.sum(axis=-1) == 0) or (self.smoothing == 0 and np.any(s == 0)):
+        if self.smoothing == 0 and np.any(s == 0):
             raise ValueError("counts must be positive where smoothing is 0 (a zero count has no "
                              "finite log-probability)")
         return np.log(s) - np.log(s.sum(axis=-1, keepdims=True))
-
-    def release(self, counts, rng=None) -> np.ndarray:
-        """:math:`(f + a)/\\sum(f + a)` along the last axis."""
-        return np.exp(self.log_release(counts, rng))
 
     @classmethod
     def release_key(cls, spec, index):
@@ -463,18 +478,14 @@ class SmoothedEstimate(Mechanism):
 
     @classmethod
     def for_release_rdp(cls, epsilon, lam, spec, index):
-        """Smoothing ``smoothing`` for a table, 0 for a class prior (``spec.priors``); no privacy."""
+        """Smoothing ``smoothing`` for a table, 0 for a class prior (``spec.priors``)."""
         return cls(0.0 if index in spec.priors else cls.smoothing)
 
-    @classmethod
-    def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
-        return cls.calibrate_rdp(1.0, 2.0, spec)
 
+class Uniform(_Estimate):
+    """The uniform distribution, whatever the counts (the "Random" model; 0-DP)."""
 
-class Uniform(Mechanism):
-    """The uniform distribution, whatever the counts (the "Random" model; private at any level)."""
-
-    name, label, private = "random", "Random", False
+    name, label = "random", "Random"
     guarantee = PureDP(0.0)
     #: A classifier built from uniform tables guesses uniformly at random.
     uninformative = True
@@ -483,19 +494,9 @@ class Uniform(Mechanism):
         return "Uniform()"
 
     def log_release(self, counts, rng=None) -> np.ndarray:
+        """:math:`-\\log d` everywhere (``rng`` is unused)."""
         counts = _validate.vectors(counts, "counts", positive_entries=False)
         return np.full(counts.shape, -np.log(counts.shape[-1]))
-
-    def release(self, counts, rng=None) -> np.ndarray:
-        return np.exp(self.log_release(counts, rng))
-
-    @classmethod
-    def for_release_rdp(cls, epsilon, lam, spec, index):
-        return cls()
-
-    @classmethod
-    def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
-        return cls.calibrate_rdp(1.0, 2.0, spec)
 
 
 register(GaussianMechanism)

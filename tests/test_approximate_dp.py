@@ -1,7 +1,5 @@
 """Tests of lib.approximate_dp: one (eps_hat, delta) target for m histogram releases."""
 
-import sys
-import types
 from typing import NamedTuple
 
 import mpmath
@@ -9,12 +7,11 @@ import numpy as np
 import pytest
 
 from lib.accounting import dp_to_rdp, fixed_order, min_order, rdp_to_dp
+from lib import approximate_dp
 from lib.approximate_dp import (
-    DP_MECHANISMS,
     analytic_gaussian_delta,
     analytic_gaussian_sigma,
     author_laplace_scale,
-    calibrate_model,
     classical_gaussian_sigma,
     dirichlet_order,
     gohari_releases,
@@ -25,6 +22,7 @@ from lib.approximate_dp import (
     total_expected_kl,
 )
 from lib.baselines import GaussianMechanism, LaplaceMechanism
+from lib.protocol import ReleaseSpec, get, names
 from lib import DirichletMechanism, calibrate
 from lib.moments import expected_kl_loss
 
@@ -154,27 +152,36 @@ def test_dirichlet_order_rules():
         dirichlet_order(1.0, DELTA, 3, reference=ref, rule="best")
 
 
-def test_calibrate_model_dirichlet_composes_to_the_target():
-    sizes = [2, 4, 4, 7]
-    ref = public_reference(500.0, sizes, [1, 2, 2, 2])
-    cal = calibrate_model("dirichlet", 0.5, DELTA, sizes, reference=ref)
+def spec_of(sizes, rows=None, n_total=500):
+    """A ReleaseSpec of one row per release unless ``rows`` says otherwise."""
+    rows = rows or [1] * len(sizes)
+    return ReleaseSpec(tuple(zip(rows, sizes)), n_total)
+
+
+def test_dirichlet_calibrate_dp_composes_to_the_target():
+    sizes, rows = [2, 4, 4, 7], [1, 2, 2, 2]
+    cal = get("dirichlet").calibrate_dp(0.5, DELTA, spec_of(sizes, rows))
     assert cal.attained and len(cal.releases) == 4
     mech = cal.releases[0]
     assert isinstance(mech, DirichletMechanism) and mech.lam == cal.parameters["lam"]
+    # the order is the one chosen on the public reference of the same shapes
+    ref = public_reference(500.0, sizes, rows)
+    assert mech.lam == pytest.approx(dirichlet_order(0.5, DELTA, 4, reference=ref).lam, rel=1e-12)
     # m releases at (lam, eps) compose to (lam, m eps); eq. (14) gives the target
     assert rdp_to_dp(4 * mech.epsilon, mech.lam, DELTA) == pytest.approx(0.5, rel=1e-9)
 
 
-def test_calibrate_model_noise_mechanisms():
-    sizes = [2, 3, 5]
-    g = calibrate_model("gaussian", 2.0, DELTA, sizes)
+def test_noise_mechanisms_calibrate_dp():
+    spec = spec_of([2, 3, 5])
+    g = get("gaussian").calibrate_dp(2.0, DELTA, spec)
     assert isinstance(g.releases[0], GaussianMechanism)
     assert g.parameters["sigma"] == pytest.approx(analytic_gaussian_sigma(2.0, DELTA, np.sqrt(6)))
     assert analytic_gaussian_delta(g.parameters["sigma"], 2.0, np.sqrt(6)) == pytest.approx(DELTA, rel=1e-9)
-    assert calibrate_model("gaussian_classical", 2.0, DELTA, sizes).parameters["sigma"] > g.parameters["sigma"]
-    classical = calibrate_model("gaussian_classical", 10.0, DELTA, sizes).parameters["sigma"]
-    assert classical < calibrate_model("gaussian", 10.0, DELTA, sizes).parameters["sigma"]
-    la = calibrate_model("laplace", 2.0, DELTA, sizes, floor=1.0)
+    classical = get("gaussian_classical")
+    assert classical.calibrate_dp(2.0, DELTA, spec).parameters["sigma"] > g.parameters["sigma"]
+    assert (classical.calibrate_dp(10.0, DELTA, spec).parameters["sigma"]
+            < get("gaussian").calibrate_dp(10.0, DELTA, spec).parameters["sigma"])
+    la = LaplaceMechanism.configured(clip_floor=1.0).calibrate_dp(2.0, DELTA, spec)
     assert isinstance(la.releases[2], LaplaceMechanism) and la.releases[2].scale == 3.0
     assert la.releases[2].floor == 1.0
     counts = np.array([[5.0, 0.0, 1.0]] * 4)
@@ -182,16 +189,19 @@ def test_calibrate_model_noise_mechanisms():
     assert out.shape == counts.shape and np.allclose(out.sum(axis=1), 1) and (out > 0).all()
 
 
-@pytest.mark.parametrize("args, kwargs, match", [
-    (("exponential", 1.0, DELTA, [2]), {}, "mechanism must be one of"),
-    (("laplace", 1.0, DELTA, [1, 2]), {}, "domain_sizes"),
-    (("laplace", 1.0, DELTA, []), {}, "domain_sizes"),
-    (("gohari", 1.0, DELTA, [2]), {}, "n_total"),
-    (("laplace", -1.0, DELTA, [2]), {}, "epsilon_hat"),
+@pytest.mark.parametrize("name, eps, match", [
+    ("exponential", 1.0, "mechanism must be one of"),
+    ("laplace", -1.0, "epsilon_hat"),
+    ("gaussian", 0.0, "epsilon_hat"),
 ])
-def test_calibrate_model_rejects_bad_input(args, kwargs, match):
+def test_calibrate_dp_rejects_bad_input(name, eps, match):
     with pytest.raises(ValueError, match=match):
-        calibrate_model(*args, **kwargs)
+        get(name).calibrate_dp(eps, DELTA, spec_of([2]))
+
+
+def test_release_spec_rejects_bad_tables():
+    with pytest.raises(ValueError, match="d >= 2"):
+        ReleaseSpec.of([np.zeros(1)], 10)
 
 
 # ------------------------------------------------------------------ Gohari (composition logic)
@@ -206,7 +216,7 @@ class _Guarantee(NamedTuple):
 
 @pytest.fixture
 def fake_gohari(monkeypatch):
-    """A stand-in lib.gohari: r grows with the per-release epsilon, fails below a floor."""
+    """A stand-in gohari_calibrate: r grows with the per-release epsilon, fails below a floor."""
     calls = []
 
     def gohari_calibrate(epsilon_hat, delta, *, lam, n_total, d):
@@ -216,44 +226,44 @@ def fake_gohari(monkeypatch):
         r = epsilon_hat / d
         return _Guarantee(epsilon_hat, 1e-3, r, 1 + 4 * (lam - 1) * r)
 
-    module = types.ModuleType("lib.gohari")
-    module.gohari_calibrate = gohari_calibrate
-    monkeypatch.setitem(sys.modules, "lib.gohari", module)
+    monkeypatch.setattr(approximate_dp, "gohari_calibrate", gohari_calibrate)
     return calls
 
 
 def test_gohari_basic_composition_and_cache(fake_gohari):
     cache = {}
-    sizes = [2, 5, 5, 2]
-    cal = calibrate_model("gohari", 4.0, DELTA, sizes, n_total=100, cache=cache)
+    spec = spec_of([2, 5, 5, 2], n_total=100)
+    cal = get("gohari").calibrate_dp(4.0, DELTA, spec, cache=cache)
     assert cal.attained
     # equal shares (eps_hat/m, delta/m), one call per distinct domain size
     assert sorted(c[4] for c in fake_gohari) == [2, 5]
     assert all(c[0] == 1.0 and c[1] == DELTA / 4 and c[2] == 5.0 and c[3] == 100 for c in fake_gohari)
     assert [m.r for m in cal.releases] == [0.5, 0.2, 0.2, 0.5]
     assert cal.releases[1].alpha == pytest.approx(1 + 16 * 0.2)
-    calibrate_model("gohari", 4.0, DELTA, sizes, n_total=100, cache=cache)
+    assert cal.releases[0].guarantee.epsilon == 1.0 and cal.releases[0].guarantee.delta == DELTA / 4
+    get("gohari").calibrate_dp(4.0, DELTA, spec, cache=cache)
     assert len(fake_gohari) == 2  # served from the cache
 
 
 def test_gohari_not_attained_is_explicit(fake_gohari):
-    cal = calibrate_model("gohari", 0.4, DELTA, [2, 10], n_total=100)
+    cal = get("gohari").calibrate_dp(0.4, DELTA, spec_of([2, 10], n_total=100))
     assert not cal.attained and cal.releases == ()
     assert "d = 10" in cal.parameters["reason"]
     with pytest.raises(ValueError, match="cannot reach"):
         gohari_releases(0.4, DELTA, [2, 10], n_total=100)
+    with pytest.raises(ValueError, match="no RDP calibration"):
+        get("gohari").calibrate_rdp(1.0, 5.0, spec_of([2, 10]))
 
 
-def test_every_mechanism_is_known():
-    assert set(DP_MECHANISMS) == {"dirichlet", "gohari", "gaussian", "laplace", "gaussian_classical"}
+def test_every_dp_mechanism_is_registered():
+    assert {"dirichlet", "gohari", "gaussian", "laplace", "gaussian_classical"} <= set(names(dp=True))
 
 
-def test_real_gohari_when_available():
-    gohari = pytest.importorskip("lib.gohari")
-    if not hasattr(gohari, "gohari_calibrate"):
-        pytest.skip("lib.gohari.gohari_calibrate not written yet")
-    cal = calibrate_model("gohari", 5.0, DELTA, [2, 3], n_total=2000)
-    if cal.attained:
-        for mech, d in zip(cal.releases, (2, 3)):
-            g = gohari.gohari_epsilon(mech.r, DELTA / 2, lam=5.0, n_total=2000, d=d)
-            assert g.epsilon_hat <= 2.5 * (1 + 1e-6)
+def test_real_gohari():
+    from lib import gohari
+
+    cal = get("gohari").calibrate_dp(5.0, DELTA, spec_of([2, 3], n_total=2000))
+    assert cal.attained
+    for mech, d in zip(cal.releases, (2, 3)):
+        g = gohari.gohari_epsilon(mech.r, DELTA / 2, lam=5.0, n_total=2000, d=d)
+        assert g.epsilon_hat <= 2.5 * (1 + 1e-6)
