@@ -303,7 +303,8 @@ def log_likelihood(codes, log_tables, n_values, parents):
     --------
     >>> codes = [[0, 1], [1, 1], [1, 0]]
     >>> t = count_tables(codes, [2, 3], [(), (0,)])
-    >>> logs = release_tables(t, "mle", smoothing=1.0)
+    >>> from lib.baselines import SmoothedEstimate
+    >>> logs = release_tables(t, [SmoothedEstimate(1.0)] * 2)
     >>> round(float(log_likelihood(codes, logs, [2, 3], [(), (0,)])[0]), 6)
     -4.463671
     """
