@@ -2,11 +2,11 @@
 
 The naive Bayes grid (8 datasets x 10 epsilon-hats x 6 models x 10 repetitions)
 and the Bayesian-network grid (3 datasets x 10 x 5 x 10) run inside chapter 09's
-notebook. Printed: each grid as ``run_naive_bayes_dp`` / ``run_bayesian_network_dp``
-run it (a fresh Gohari cache each time), the naive Bayes grid's time split into
+notebook. Printed: each grid as ``lib.experiments.run(..., privacy="dp")`` runs it
+(a fresh Gohari cache each time), the naive Bayes grid's time split into
 calibration (per mechanism), release (the mechanisms' sampling) and scoring (the
 test rows), and the ratio to the RDP naive Bayes grid of Section 5.1
-(``run_naive_bayes``) measured in the same run.
+(``run("naive-bayes", ...)``) measured in the same run.
 
 Run with ``DIRICHLET_DATA_DIR=... python benchmarks/bench_approximate_dp.py``.
 """
@@ -17,12 +17,13 @@ import time
 
 import numpy as np
 
-from lib.bayesian_network import prepare_network
-from lib.data import DATASETS
-from lib.experiments import (BN_DATASETS, DP_NB_EPSILONS, calibrate_naive_bayes_dp, cell_seed,
-                             run_bayesian_network_dp, run_naive_bayes, run_naive_bayes_dp)
-from lib.naive_bayes import count, log_proba, release_parameters
-from lib.preprocessing import prepare
+from lib.experiments import cell_seed, run
+from lib.experiments.data import DATASETS
+from lib.experiments.grid import (BN_DATASETS, BN_DP_MODELS, DEFAULT_EPSILONS, DP_BN_EPSILONS, DP_NB_EPSILONS,
+                                  NB_DP_MODELS, NB_MODELS, calibrate)
+from lib.experiments.networks import prepare_network
+from lib.experiments.preprocessing import prepare
+from lib.naive_bayes import count, log_proba, model_spec, release_parameters
 
 MECHANISMS = ("dirichlet", "gohari", "gaussian", "laplace")
 
@@ -33,16 +34,17 @@ def parts(splits, n_repeats=10, seed=0):
     cache = {}
     for name, s in splits.items():
         counts = count(s.X_train, s.y_train, s.n_values, s.n_classes)
+        spec = model_spec(s.n_values, s.n_classes, len(s.y_train))
         for model in MECHANISMS:
             priors, tables = [], []
             for eps in DP_NB_EPSILONS:
                 t0 = time.perf_counter()
-                cal = calibrate_naive_bayes_dp(s, model, eps, cache=cache)
+                cal = calibrate(model, "dp", eps, spec, cache=cache)
                 t1 = time.perf_counter()
                 spent[f"calibrate {model}"] += t1 - t0
                 if cal.attained:
                     rng = np.random.default_rng(cell_seed(seed, name, model, eps))
-                    p, t = release_parameters(*counts, cal.releases, n_draws=n_repeats, rng=rng)
+                    p, t = release_parameters(*counts, cal, n_draws=n_repeats, rng=rng)
                     priors.append(p)
                     tables.append(t)
                 spent["release"] += time.perf_counter() - t1
@@ -65,12 +67,14 @@ def best_of(n, fn):
 def main() -> None:
     splits = {name: prepare(name) for name in DATASETS}
     networks = {name: prepare_network(name) for name in BN_DATASETS}
-    t_rdp, _ = best_of(2, lambda: run_naive_bayes(splits=splits, progress=False))
-    t_nb, res = best_of(2, lambda: run_naive_bayes_dp(splits=splits, progress=False))
-    t_bn, res_bn = best_of(2, lambda: run_bayesian_network_dp(networks=networks, progress=False))
-    rows = [("run_naive_bayes (RDP, Section 5.1)", t_rdp, "baseline"),
-            (f"run_naive_bayes_dp, {len(res)} rows", t_nb, f"{t_nb / t_rdp:.2f} x baseline"),
-            (f"run_bayesian_network_dp, {len(res_bn)} rows", t_bn, f"{t_bn / t_rdp:.2f} x baseline"),
+    t_rdp, _ = best_of(2, lambda: run("naive-bayes", NB_MODELS, DEFAULT_EPSILONS, data=splits, progress=False))
+    t_nb, res = best_of(2, lambda: run("naive-bayes", NB_DP_MODELS, DP_NB_EPSILONS, privacy="dp", data=splits,
+                                       progress=False))
+    t_bn, res_bn = best_of(2, lambda: run("bayesian-network", BN_DP_MODELS, DP_BN_EPSILONS, privacy="dp",
+                                          data=networks, progress=False))
+    rows = [("run naive-bayes rdp (Section 5.1)", t_rdp, "baseline"),
+            (f"run naive-bayes dp, {len(res)} rows", t_nb, f"{t_nb / t_rdp:.2f} x baseline"),
+            (f"run bayesian-network dp, {len(res_bn)} rows", t_bn, f"{t_bn / t_rdp:.2f} x baseline"),
             ("both approximate-DP grids", t_nb + t_bn, "chapter target < 120 s in all")]
     for label, seconds, note in rows:
         print(f"{label:40s}: {seconds:6.2f} s   ({note})")

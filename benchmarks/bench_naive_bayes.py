@@ -2,7 +2,7 @@
 
 The full grid (8 datasets x 10 epsilons x 5 models x 10 repetitions) must run
 inside the chapter's notebook, so the target is under 60 s on a 2-core machine.
-Printed: the data preparation, the whole grid as ``run_naive_bayes`` runs it, and
+Printed: the data preparation, the whole grid as ``lib.experiments.run`` runs it, and
 the grid's time split into its three parts -- counting the training rows,
 releasing the parameters (the mechanisms' sampling) and predicting (scoring the
 test rows).
@@ -16,10 +16,12 @@ import time
 
 import numpy as np
 
-from lib.data import DATASETS
-from lib.experiments import DEFAULT_EPSILONS, NB_MODELS, cell_seed, run_naive_bayes
-from lib.naive_bayes import count, log_proba, release_parameters
-from lib.preprocessing import prepare
+from lib.experiments import cell_seed, run
+from lib.experiments.data import DATASETS
+from lib.experiments.grid import DEFAULT_EPSILONS, NB_MODELS
+from lib.experiments.preprocessing import prepare
+from lib.naive_bayes import count, log_proba, model_spec, release_parameters
+from lib.protocol import get
 
 
 def parts(splits, n_repeats=10, seed=0):
@@ -29,9 +31,10 @@ def parts(splits, n_repeats=10, seed=0):
         t0 = time.perf_counter()
         counts = count(s.X_train, s.y_train, s.n_values, s.n_classes)
         spent["count"] += time.perf_counter() - t0
+        spec = model_spec(s.n_values, s.n_classes, len(s.y_train))
         for model in ("mle", "dirichlet", "gaussian", "laplace"):
             t0 = time.perf_counter()
-            released = [release_parameters(*counts, model, epsilon=eps, n_draws=n_repeats,
+            released = [release_parameters(*counts, get(model).calibrate_rdp(eps, 5.0, spec), n_draws=n_repeats,
                                            rng=np.random.default_rng(cell_seed(seed, name, model, eps)))
                         for eps in DEFAULT_EPSILONS]
             prior = np.concatenate([p for p, _ in released])
@@ -51,9 +54,9 @@ def main() -> None:
     times = []
     for _ in range(3):
         t0 = time.perf_counter()
-        res = run_naive_bayes(splits=splits, progress=False)
+        res = run("naive-bayes", NB_MODELS, DEFAULT_EPSILONS, data=splits, n_repeats=10, progress=False)
         times.append(time.perf_counter() - t0)
-    print(f"run_naive_bayes, {len(res)} rows ({len(DATASETS)} datasets x {len(DEFAULT_EPSILONS)} "
+    print(f"run naive-bayes rdp, {len(res)} rows ({len(DATASETS)} datasets x {len(DEFAULT_EPSILONS)} "
           f"epsilons x {len(NB_MODELS)} models x 10 repeats)")
     print(f"  best of 3                : {min(times):6.2f} s   (target < 60 s)")
     spent = min((parts(splits) for _ in range(3)), key=lambda d: sum(d.values()))

@@ -170,6 +170,8 @@ class Mechanism:
     name: ClassVar[str] = ""
     label: ClassVar[str] = ""
     private: ClassVar[bool] = True
+    #: The privacy notions whose budgets the class can meet ("rdp", "dp").
+    notions: ClassVar[tuple] = ("rdp", "dp")
 
     def release(self, counts, rng=None) -> np.ndarray:  # pragma: no cover - abstract
         """Release every vector along the last axis of ``counts`` as a distribution."""
@@ -258,14 +260,7 @@ def get(name) -> type:
         raise ValueError(f"mechanism must be one of {names()}; got {name!r}") from None
 
 
-def names(*, rdp=None, dp=None) -> tuple:
-    """Registered names, in registration order; filtered to those with an RDP or DP calibration."""
-    out = []
-    for name, cls in _REGISTRY.items():
-        if rdp and cls.private and cls.for_release_rdp.__func__ is Mechanism.for_release_rdp.__func__ \
-                and cls.calibrate_rdp.__func__ is Mechanism.calibrate_rdp.__func__:
-            continue
-        if dp and cls.private and cls.calibrate_dp.__func__ is Mechanism.calibrate_dp.__func__:
-            continue
-        out.append(name)
-    return tuple(out)
+def names(*, rdp=False, dp=False) -> tuple:
+    """Registered names, in registration order; with ``rdp``/``dp``, those whose class meets such budgets."""
+    wanted = {notion for notion, on in (("rdp", rdp), ("dp", dp)) if on}
+    return tuple(name for name, cls in _REGISTRY.items() if wanted <= set(cls.notions))

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate
 
-from lib.baselines import (CLIP_FLOOR, GaussianMechanism, LaplaceMechanism, clip_and_normalise,
-                           laplace_rdp, laplace_scale)
+from lib.baselines import (CLIP_FLOOR, GaussianMechanism, LaplaceMechanism, SmoothedEstimate, Uniform,
+                           clip_and_normalise, laplace_rdp, laplace_scale)
 
 LAMS = [1.01, 1.5, 2.0, 5.0, 20.0, 200.0]
 SCALES = np.logspace(-2, 3, 11)
@@ -170,3 +170,30 @@ def test_constructors_from_a_given_noise_scale():
         LaplaceMechanism.from_scale(-1.0)
     with pytest.raises(ValueError, match="floor"):
         LaplaceMechanism.from_scale(1.0, floor=0.0)
+
+
+def test_smoothed_estimate_is_exact_in_logs():
+    counts = np.array([[3.0, 0.0, 7.0], [0.0, 0.0, 0.0]])
+    est = SmoothedEstimate(0.5)
+    want = (counts + 0.5) / (counts + 0.5).sum(axis=-1, keepdims=True)
+    np.testing.assert_allclose(est.release(counts), want, rtol=1e-15)
+    np.testing.assert_allclose(est.log_release(counts), np.log(want), rtol=1e-15)
+    np.testing.assert_array_equal(est.release(counts, rng=1), est.release(counts, rng=2))  # no randomness
+    assert repr(est) == "SmoothedEstimate(smoothing=0.5)" and SmoothedEstimate().smoothing == 0.1
+    # unsmoothed (a class prior): exact while every count is positive, refused at a zero count
+    np.testing.assert_allclose(SmoothedEstimate(0.0).release([1.0, 3.0]), [0.25, 0.75], rtol=1e-15)
+    with pytest.raises(ValueError, match="smoothing is 0"):
+        SmoothedEstimate(0.0).log_release(counts)
+    with pytest.raises(ValueError, match="smoothing"):
+        SmoothedEstimate(-0.1)
+    with pytest.raises(ValueError, match="counts"):
+        est.release([1.0, -1.0])
+
+
+def test_uniform_ignores_the_counts():
+    counts = np.arange(24.0).reshape(2, 3, 4)
+    np.testing.assert_array_equal(Uniform().release(counts), np.full(counts.shape, 0.25))
+    np.testing.assert_allclose(Uniform().log_release(counts[0]), -np.log(4), rtol=1e-15)
+    assert repr(Uniform()) == "Uniform()" and Uniform.uninformative
+    with pytest.raises(ValueError, match="counts"):
+        Uniform().release([1.0])

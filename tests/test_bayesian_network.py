@@ -1,22 +1,22 @@
 """Tests of lib.bayesian_network: structures, counts, accounting, releases, eq. (11)."""
 
 import itertools
-import os
 from types import SimpleNamespace
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lib import bayesian_network as bn
-from lib.bayesian_network import (NETWORKS, count_tables, depths, log_likelihood,
-                                  prepare_network, release_budget, release_tables,
-                                  topological_order)
-from lib.divergence import renyi_divergence_dirichlet
 from lib import DirichletMechanism, calibrate
-from lib.naive_bayes import make_mechanism
+from lib.baselines import SmoothedEstimate
+from lib.bayesian_network import (count_tables, depths, log_likelihood, network_spec, release_budget,
+                                  release_tables, topological_order)
+from lib.divergence import renyi_divergence_dirichlet
+from lib.experiments.networks import AUTHOR_NAMES, NETWORKS, draw_network, prepare_network
+from lib.protocol import ReleaseSpec, get
+
+from .conftest import network_rows
 
 # A small DAG with a root, a two-parent node and a node whose parents are given
 # in non-sorted order: 0 -> 2, 1 -> 2, 2 -> 3, 0 -> 3.
@@ -24,19 +24,14 @@ N_VALUES = np.array([2, 3, 4, 2])
 PARENTS = ((), (), (1, 0), (2, 0))
 
 
-def synthetic(n=400, seed=0, n_values=N_VALUES, parents=PARENTS):
-    """Rows drawn from a random network with these parents (ancestral sampling)."""
-    rng = np.random.default_rng(seed)
-    codes = np.zeros((n, len(n_values)), dtype=np.int64)
-    for k in topological_order(parents):
-        n_conf = int(np.prod([n_values[p] for p in parents[k]]))
-        theta = rng.dirichlet(np.full(n_values[k], 0.5), size=n_conf)
-        conf = np.zeros(n, dtype=np.int64)
-        for p in parents[k]:
-            conf = conf * n_values[p] + codes[:, p]
-        cum = theta[conf].cumsum(axis=1)
-        codes[:, k] = (cum > rng.random((n, 1))).argmax(axis=1)
-    return codes
+def synthetic(n=400, seed=0):
+    """Rows drawn from a random network on PARENTS (ancestral sampling)."""
+    return network_rows(n, N_VALUES, PARENTS, seed)
+
+
+def calibrated(mechanism, epsilon=1.0, lam=5.0, n_total=400):
+    """The per-table objects of ``mechanism`` for the network PARENTS at (lam, epsilon)-RDP."""
+    return get(mechanism).calibrate_rdp(epsilon, lam, network_spec(N_VALUES, PARENTS, n_total))
 
 
 def brute_force_counts(codes, n_values, parents):
@@ -76,7 +71,7 @@ AUTHOR = {
 
 @pytest.mark.parametrize("name", list(AUTHOR))
 def test_networks_are_the_authors_up_to_the_recorded_renaming(name):
-    rename = {theirs: ours for ours, theirs in bn.AUTHOR_NAMES.get(name, {}).items()}
+    rename = {theirs: ours for ours, theirs in AUTHOR_NAMES.get(name, {}).items()}
     author = {}
     for item in AUTHOR[name].split(";"):
         node, ps = item.split(":")
@@ -151,6 +146,9 @@ def test_count_tables_equals_brute_force():
         np.testing.assert_array_equal(got, want)
     assert [t.shape for t in tables] == [(1, 2), (1, 3), (6, 4), (8, 2)]
     assert all(t.sum() == len(codes) for t in tables)
+    # the public shapes of the releases: one row per parent configuration, no class prior
+    spec = network_spec(N_VALUES, PARENTS, len(codes))
+    assert spec == ReleaseSpec.of(tables, len(codes)) and spec.priors == ()
 
 
 def test_unobserved_configurations_get_a_row():
@@ -200,7 +198,7 @@ def test_structure_validation():
 def test_mle_is_eq12_with_pseudo_counts():
     codes = synthetic()
     tables = count_tables(codes, N_VALUES, PARENTS)
-    logs = release_tables(tables, "mle", smoothing=0.1, n_draws=3)
+    logs = release_tables(tables, calibrated("mle"), n_draws=3)
     for t, lt in zip(tables, logs):
         assert lt.shape == (3,) + t.shape
         want = (t + 0.1) / (t.sum(axis=1, keepdims=True) + 0.1 * t.shape[1])
@@ -212,8 +210,10 @@ def test_private_release_uses_eps_over_K_per_table(mechanism):
     codes = synthetic()
     tables = count_tables(codes, N_VALUES, PARENTS)
     eps, lam = 0.3, 5.0
-    logs = release_tables(tables, mechanism, epsilon=eps, lam=lam, n_draws=5, rng=7)
-    mech = make_mechanism(mechanism, eps / len(tables), lam)
+    cal = calibrated(mechanism, eps, lam)
+    assert cal.parameters["epsilon_release"] == pytest.approx(eps / len(tables))
+    logs = release_tables(tables, cal, n_draws=5, rng=7)
+    mech = get(mechanism)(eps / len(tables), lam)  # replace-one sensitivities are the defaults
     rng = np.random.default_rng(7)
     for t, lt in zip(tables, logs):
         want = mech.release(np.broadcast_to(t, (5,) + t.shape), rng)
@@ -225,7 +225,8 @@ def test_private_release_uses_eps_over_K_per_table(mechanism):
 def test_unobserved_rows_are_released_from_the_prior():
     """All-zero rows: Dirichlet(alpha) draws (mean uniform), not copies or NaN."""
     tables = [np.zeros((1, 2)), np.array([[4.0, 0.0, 1.0], [0.0, 0.0, 0.0]])]
-    logs = release_tables(tables, "dirichlet", epsilon=1.0, n_draws=4000, rng=3)
+    spec = ReleaseSpec.of(tables, 5)
+    logs = release_tables(tables, get("dirichlet").calibrate_rdp(1.0, 5.0, spec), n_draws=4000, rng=3)
     zero_row = np.exp(logs[1][:, 1])
     alpha = calibrate(0.5, 5.0).alpha
     # Dirichlet(alpha, alpha, alpha): mean 1/3, variance (1/3)(2/3)/(3 alpha + 1)
@@ -233,7 +234,8 @@ def test_unobserved_rows_are_released_from_the_prior():
     assert np.all(np.abs(zero_row.mean(axis=0) - 1 / 3) < 5 * sd)
     assert zero_row.std(axis=0).min() > 0
     for mech in ("gaussian", "laplace"):
-        p = np.exp(release_tables(tables, mech, epsilon=1.0, n_draws=50, rng=3)[1][:, 1])
+        cal = get(mech).calibrate_rdp(1.0, 5.0, spec)
+        p = np.exp(release_tables(tables, cal, n_draws=50, rng=3)[1][:, 1])
         np.testing.assert_allclose(p.sum(axis=-1), 1.0)
         assert (p > 0).all()
 
@@ -253,37 +255,41 @@ def test_sequence_of_mechanism_objects():
     codes = synthetic()
     tables = count_tables(codes, N_VALUES, PARENTS)
     mechs = [DirichletMechanism(0.1 * (k + 1), 5.0) for k in range(len(tables))]
-    logs = release_tables(tables, mechs, n_draws=3, rng=11, epsilon=123.0, lam=77.0)
+    logs = release_tables(tables, mechs, n_draws=3, rng=11)
     rng = np.random.default_rng(11)
     for m, t, lt in zip(mechs, tables, logs):
         np.testing.assert_allclose(np.exp(lt), m.release(np.broadcast_to(t, (3,) + t.shape), rng),
                                    rtol=1e-12)
     logs = release_tables(tables, [Scaled(0.1)] * len(tables), n_draws=2, rng=0)
-    mle = release_tables(tables, "mle", smoothing=0.1, n_draws=2)
+    mle = release_tables(tables, calibrated("mle"), n_draws=2)
     for a, b in zip(logs, mle):
         np.testing.assert_allclose(a, b, rtol=1e-12)
 
 
 def test_release_validation():
     tables = count_tables(synthetic(n=50), N_VALUES, PARENTS)
+    with pytest.raises(ValueError, match="ModelCalibration or a sequence of 4 objects"):
+        release_tables(tables, "mle")  # names are resolved at the edge, never here
     with pytest.raises(ValueError, match="mechanism must be one of"):
-        release_tables(tables, "exponential", epsilon=1.0)
-    with pytest.raises(ValueError, match="epsilon is required"):
-        release_tables(tables, "dirichlet")
+        calibrated("exponential")
     with pytest.raises(ValueError, match="epsilon"):
-        release_tables(tables, "gaussian", epsilon=-1.0)
+        calibrated("dirichlet", None)
+    with pytest.raises(ValueError, match="epsilon"):
+        calibrated("gaussian", -1.0)
     with pytest.raises(ValueError, match="n_draws"):
-        release_tables(tables, "mle", n_draws=0)
-    with pytest.raises(ValueError, match="one object per table"):
+        release_tables(tables, calibrated("mle"), n_draws=0)
+    with pytest.raises(ValueError, match="sequence of 4 objects .* one per release"):
         release_tables(tables, [Scaled(1.0)] * 3)
     with pytest.raises(ValueError, match="release"):
         release_tables(tables, [object()] * 4)
-    with pytest.raises(ValueError, match="positive entries"):
+    with pytest.raises(ValueError, match="zero or not finite"), np.errstate(divide="ignore"):
         release_tables(tables, [SimpleNamespace(release=lambda c, rng: 0 * c)] * 4)
     with pytest.raises(ValueError, match="tables"):
-        release_tables([np.array([[1.0, -1.0]])], "mle")
+        release_tables([np.array([[1.0, -1.0]])], calibrated("mle"))
+    assert any((t == 0).any() for t in tables)  # a zero count has no log without smoothing
     with pytest.raises(ValueError, match="smoothing"):
-        release_tables(tables, "mle", smoothing=0.0)
+        release_tables(tables, SmoothedEstimate.configured(smoothing=0.0).calibrate_rdp(
+            1.0, 5.0, network_spec(N_VALUES, PARENTS, 50)))
 
 
 # ------------------------------------------------------------------ eq. (11)
@@ -292,7 +298,7 @@ def test_log_likelihood_equals_sum_over_rows():
     codes = synthetic()
     test = synthetic(n=97, seed=5)
     tables = count_tables(codes, N_VALUES, PARENTS)
-    logs = release_tables(tables, "dirichlet", epsilon=2.0, n_draws=6, rng=1)
+    logs = release_tables(tables, calibrated("dirichlet", 2.0), n_draws=6, rng=1)
     got = log_likelihood(test, logs, N_VALUES, PARENTS)
     assert got.shape == (6,)
     want = np.zeros(6)
@@ -311,9 +317,10 @@ def test_log_likelihood_equals_sum_over_rows():
 def test_mle_maximises_the_training_log_likelihood():
     codes = synthetic()
     tables = count_tables(codes, N_VALUES, PARENTS)
-    mle = release_tables(tables, "mle", smoothing=1e-12)
+    mle = release_tables(tables, SmoothedEstimate.configured(smoothing=1e-12).calibrate_rdp(
+        1.0, 5.0, network_spec(N_VALUES, PARENTS, len(codes))))
     best = log_likelihood(codes, mle, N_VALUES, PARENTS)[0]
-    others = release_tables(tables, "dirichlet", epsilon=10.0, n_draws=20, rng=2)
+    others = release_tables(tables, calibrated("dirichlet", 10.0), n_draws=20, rng=2)
     assert (log_likelihood(codes, others, N_VALUES, PARENTS) < best).all()
 
 
@@ -326,7 +333,7 @@ def test_zero_probability_in_an_unhit_cell_is_not_nan():
 
 def test_log_likelihood_validation():
     codes = synthetic(n=20)
-    logs = release_tables(count_tables(codes, N_VALUES, PARENTS), "mle", n_draws=2)
+    logs = release_tables(count_tables(codes, N_VALUES, PARENTS), calibrated("mle", n_total=20), n_draws=2)
     with pytest.raises(ValueError, match="one table per node"):
         log_likelihood(codes, logs[:3], N_VALUES, PARENTS)
     with pytest.raises(ValueError, match=r"log_tables\[1\]"):
@@ -345,33 +352,27 @@ def test_draw_network_layers():
 
     nodes = list(NETWORKS["Bank"])
     parents = [tuple(nodes.index(p) for p in ps) for ps in NETWORKS["Bank"].values()]
-    ax = bn.draw_network(nodes, parents, title="Bank", labels={n: n for n in nodes})
+    ax = draw_network(nodes, parents, title="Bank", labels={n: n for n in nodes})
     texts = {t.get_text(): t.get_position() for t in ax.texts if t.get_text()}
     assert set(texts) == set(nodes)
     for k, ps in enumerate(parents):   # every edge points down
         assert all(texts[nodes[p]][1] > texts[nodes[k]][1] for p in ps)
     assert ax.get_title() == "Bank"
-    ax = bn.draw_network(["other_installment_plans", "y"], [(), (0,)])
+    ax = draw_network(["other_installment_plans", "y"], [(), (0,)])
     assert {t.get_text() for t in ax.texts if t.get_text()} == {
         "other-\ninstallment-\nplans", "y"}
     with pytest.raises(ValueError, match="one entry per node"):
-        bn.draw_network(["a", "b"], [()])
+        draw_network(["a", "b"], [()])
     plt.close("all")
 
 
 # ------------------------------------------------------------------ the datasets
 
-def _data_dir():
-    folder = os.environ.get("DIRICHLET_DATA_DIR")
-    if not folder or not Path(folder).is_dir():
-        pytest.skip("DIRICHLET_DATA_DIR is not set to a data folder")
-
-
+@pytest.mark.needs_data
 @pytest.mark.parametrize("name", list(NETWORKS))
 def test_prepare_network(name):
-    _data_dir()
-    from lib.data import label_column
-    from lib.preprocessing import prepare
+    from lib.experiments.data import label_column
+    from lib.experiments.preprocessing import prepare
 
     data = prepare_network(name)
     split = prepare(name)

@@ -1,7 +1,7 @@
-"""lib.data: the eight datasets of Table 1, checksums, file lookup, download.
+"""lib.experiments.data: the eight datasets of Table 1, checksums, file lookup, download.
 
-Tests that read the real files need ``DIRICHLET_DATA_DIR`` (CI sets it) or a
-filled cache; without either they are skipped. The download tests need no
+Tests that read the real files carry ``@pytest.mark.needs_data`` (the rule is
+in ``conftest.py``: ``DIRICHLET_DATA_DIR`` set, or a filled cache). The download tests need no
 data: they serve small files they make from a server on 127.0.0.1.
 """
 
@@ -16,24 +16,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lib import data
-from lib.data import (DATA_ENV, DATASETS, DataFile, DataFileError,
-                      download, fetch, files, label_column, load, table1)
+from lib.experiments import data
+from lib.experiments.data import (DATA_ENV, DATASETS, DataFile, DataFileError,
+                                  download, fetch, files, label_column, load)
 
 from ._http import Route, serve
 
-
-def _data_available() -> bool:
-    if os.environ.get(DATA_ENV):
-        return True  # set: a missing file must fail, not skip
-    return all(data._candidates(data.cache_dir(), f)
-               for name in DATASETS for f in files(name))
-
-
-needs_data = pytest.mark.skipif(
-    not _data_available(),
-    reason=f"{DATA_ENV} is not set and the cache "
-           f"({data.cache_dir()}) does not hold the UCI files")
 
 # Shapes (rows, columns incl. the label) and class counts from MANIFEST.md
 # (shared/data/uci), which were counted independently of this package.
@@ -66,7 +54,7 @@ def isolated(tmp_path, monkeypatch):
 
 # ------------------------------------------------------------ real datasets
 
-@needs_data
+@pytest.mark.needs_data
 @pytest.mark.parametrize("name", DATASETS)
 def test_shapes_and_class_counts_match_the_manifest(name):
     frame = load(name)
@@ -83,7 +71,7 @@ def test_shapes_and_class_counts_match_the_manifest(name):
         assert y.value_counts().to_dict() == counts
 
 
-@needs_data
+@pytest.mark.needs_data
 def test_real_column_names():
     assert list(load("Adult").columns[:3]) == ["age", "workclass", "fnlwgt"]
     spam = load("Spam").columns
@@ -99,7 +87,7 @@ def test_real_column_names():
                                           for c in cols)
 
 
-@needs_data
+@pytest.mark.needs_data
 def test_adult_test_labels_lose_their_dot_and_missing_is_nan():
     adult = load("Adult")
     assert set(adult["income"]) == {"<=50K", ">50K"}
@@ -109,7 +97,7 @@ def test_adult_test_labels_lose_their_dot_and_missing_is_nan():
     assert "?" not in adult["workclass"].cat.categories
 
 
-@needs_data
+@pytest.mark.needs_data
 def test_categorical_attributes_have_the_category_dtype():
     german = load("GermanCredit")
     assert german["status"].dtype == "category"
@@ -117,31 +105,14 @@ def test_categorical_attributes_have_the_category_dtype():
     assert load("Bank")["job"].dtype == "category"
 
 
-@needs_data
+@pytest.mark.needs_data
 def test_load_returns_a_fresh_copy():
     a = load("GermanCredit")
     a.iloc[0, 1] = -5
     assert load("GermanCredit").iloc[0, 1] != -5
 
 
-@needs_data
-def test_table1_regenerated_against_the_paper():
-    t = table1()
-    assert list(t.index) == list(DATASETS)
-    assert (t["instances"] == t["paper instances"]).all()
-    assert (t["classes"] == t["paper classes"]).all()
-    assert (t["attributes used"] == t["paper attributes"]).all()
-    # Adult: UCI ships 14 attributes; the paper's 13 = ours without fnlwgt.
-    assert t.loc["Adult", "attributes"] == 14
-    binary = t["paper % positive"].notna()
-    assert (t["% positive"].isna() == ~binary).all()
-    # The paper rounds to whole percent.
-    gap = (t.loc[binary, "% positive"] - t.loc[binary, "paper % positive"])
-    assert gap.abs().max() <= 0.5
-    assert t.loc["Thyroid", "largest class %"] == pytest.approx(92.58)
-
-
-@needs_data
+@pytest.mark.needs_data
 def test_agrees_with_the_authors_csv_where_it_exists():
     """The author's recovered CSVs hold the same values (notes, Section 1)."""
     folder = Path(os.environ.get(DATA_ENV, "")).parent / "author_repo_csv"
@@ -166,9 +137,11 @@ def test_unknown_name_lists_the_datasets():
 # ------------------------------------------------------ missing / corrupted
 
 def _copy_real(file: DataFile, dest: Path, *, gz: bool = False) -> Path:
-    """Copy the verified content of ``file`` into folder ``dest``."""
-    content = data._read_verified(
-        data._candidates(Path(os.environ[DATA_ENV]), file)[0], file)
+    """Copy the verified content of ``file`` (from the data folder or the cache) into ``dest``."""
+    where = [Path(os.environ[DATA_ENV])] if os.environ.get(DATA_ENV) else []
+    found = [p for folder in where + [data.cache_dir()]
+             for p in data._candidates(folder, file)]
+    content = data._read_verified(found[0], file)
     target = dest / (file.path + (".gz" if gz else ""))
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(gzip.compress(content) if gz else content)
@@ -177,9 +150,7 @@ def _copy_real(file: DataFile, dest: Path, *, gz: bool = False) -> Path:
 
 @pytest.fixture
 def german_copy(tmp_path):
-    """A private data folder holding a good copy of the German credit file."""
-    if not _data_available() or not os.environ.get(DATA_ENV):
-        pytest.skip(f"needs {DATA_ENV}")
+    """A private data folder holding a good copy of the German credit file (tests: needs_data)."""
     (file,) = files("GermanCredit")
     folder = tmp_path / "copy"
     return file, _copy_real(file, folder), folder
@@ -195,6 +166,7 @@ def _forbidden_download(file, *args, **kwargs):
     raise AssertionError(f"test tried to download {file.url}")
 
 
+@pytest.mark.needs_data
 def test_a_good_copy_loads_plain_and_gzipped(german_copy, monkeypatch,
                                              tmp_path):
     file, path, folder = german_copy
@@ -206,6 +178,7 @@ def test_a_good_copy_loads_plain_and_gzipped(german_copy, monkeypatch,
     assert load("GermanCredit").shape == (1000, 21)
 
 
+@pytest.mark.needs_data
 def test_flipped_byte_raises_and_nothing_is_parsed(german_copy, monkeypatch,
                                                    tmp_path):
     file, path, folder = german_copy
@@ -224,6 +197,7 @@ def test_flipped_byte_raises_and_nothing_is_parsed(german_copy, monkeypatch,
     assert parsed == []
 
 
+@pytest.mark.needs_data
 def test_corrupted_gzip_raises(german_copy, monkeypatch, tmp_path):
     file, path, folder = german_copy
     path.unlink()

@@ -1,30 +1,30 @@
 """Tests of lib.naive_bayes: counts, accounting, releases and the private model."""
 
 import itertools
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.special import logsumexp
 from sklearn.naive_bayes import CategoricalNB
 
-from lib import naive_bayes as nb
+from lib.baselines import GaussianMechanism, LaplaceMechanism, SmoothedEstimate
 from lib.divergence import renyi_divergence_dirichlet
-from lib.naive_bayes import (PrivateNaiveBayes, count, log_proba, release_budget,
-                             release_parameters)
+from lib.experiments.data import DATASETS
+from lib.mechanism import DirichletMechanism
+from lib.naive_bayes import (PrivateNaiveBayes, count, log_proba, model_spec, release_budget,
+                             release_parameters, releases_of)
+from lib.protocol import ModelCalibration, get
+
+from .conftest import categorical_rows as synthetic
+
+#: The private mechanisms with an RDP calibration, and every mechanism a model can be fitted with.
+PRIVATE_RDP = ("dirichlet", "gaussian", "laplace")
+RDP_MECHANISMS = ("random", "mle") + PRIVATE_RDP
 
 
-def synthetic(n=600, n_values=(2, 3, 5, 4), n_classes=3, seed=0):
-    """Codes drawn from a random naive Bayes model (some values may be unobserved)."""
-    rng = np.random.default_rng(seed)
-    y = rng.integers(n_classes, size=n)
-    cols = []
-    for v in n_values:
-        theta = rng.dirichlet(np.ones(v) * 0.7, size=n_classes)
-        cum = theta[y].cumsum(axis=1)
-        cols.append((cum > rng.random((n, 1))).argmax(axis=1))
-    return np.stack(cols, axis=1).astype(np.int64), y.astype(np.int64), np.array(n_values), n_classes
+def spec_of(X, y, n_values, d):
+    """The ReleaseSpec of a naive Bayes model of these data."""
+    return model_spec(n_values, d, len(y))
 
 
 # ------------------------------------------------------------------ accounting
@@ -42,48 +42,37 @@ def test_release_budget():
         release_budget(0.0, 3)
 
 
-def test_model_uses_the_budget_and_replace_one_sensitivities(monkeypatch):
-    made = []
-    original = nb.make_mechanism
-
-    def spy(*args):
-        mech = original(*args)
-        made.append(mech)
-        return mech
-
-    monkeypatch.setattr(nb, "make_mechanism", spy)
+def test_model_uses_the_budget_and_replace_one_sensitivities():
     X, y, n_values, d = synthetic()
-    for name in nb.PRIVATE_MECHANISMS:
+    for name in PRIVATE_RDP:
         model = PrivateNaiveBayes(name, epsilon=0.5, lam=5.0, random_state=0)
         model.fit(X, y, n_values=n_values, n_classes=d)
-        mech = made[-1]
-        assert mech.epsilon == pytest.approx(0.5 / (X.shape[1] + 1))
-        assert model.epsilon_per_release_ == pytest.approx(0.5 / (X.shape[1] + 1))
-        assert mech.lam == 5.0
-        if name == "laplace":
-            assert mech.l1 == 2.0
-        else:
-            assert mech.l2_sq == 2.0
-        if name == "dirichlet":
-            assert mech.linf == 1.0
+        cal = model.calibration_
+        assert cal.mechanism == name and cal.attained and len(cal.releases) == X.shape[1] + 1
+        assert cal.parameters["epsilon_release"] == pytest.approx(0.5 / (X.shape[1] + 1))
+        for mech in cal.releases:
+            assert isinstance(mech, get(name))
+            assert mech.epsilon == pytest.approx(0.5 / (X.shape[1] + 1))
+            assert mech.lam == 5.0
+            if name == "laplace":
+                assert mech.l1 == 2.0
+            else:
+                assert mech.l2_sq == 2.0
+            if name == "dirichlet":
+                assert mech.linf == 1.0
 
 
-def test_class_prior_is_released_from_the_class_counts(monkeypatch):
+def test_class_prior_is_released_from_the_class_counts():
     """The first release sees N_j itself (the author's code released K * N_j)."""
     seen = []
-    original = nb.make_mechanism
 
-    class Recorder:
-        def __init__(self, mech):
-            self.mech = mech
-
-        def release(self, counts, rng):
+    class Recorder(DirichletMechanism):
+        def release(self, counts, rng=None):
             seen.append(np.array(counts))
-            return self.mech.release(counts, rng)
+            return super().release(counts, rng)
 
-    monkeypatch.setattr(nb, "make_mechanism", lambda *a: Recorder(original(*a)))
     X, y, n_values, d = synthetic()
-    PrivateNaiveBayes("dirichlet", epsilon=1.0, random_state=0).fit(X, y, n_values=n_values, n_classes=d)
+    PrivateNaiveBayes(Recorder, epsilon=1.0, random_state=0).fit(X, y, n_values=n_values, n_classes=d)
     np.testing.assert_array_equal(seen[0], [np.bincount(y, minlength=d)])
     assert len(seen) == X.shape[1] + 1  # K + 1 releases
     for k, table in enumerate(seen[1:]):
@@ -100,9 +89,9 @@ def test_class_prior_has_the_dirichlet_spread_of_the_class_counts():
     class_counts, tables = count(X, y, n_values, d)
     eps = 0.02
     draws = 40_000
-    prior, _ = release_parameters(class_counts, tables, "dirichlet", epsilon=eps, lam=5.0,
-                                  n_draws=draws, rng=np.random.default_rng(5))
-    mech = nb.make_mechanism("dirichlet", release_budget(eps, 8), 5.0)
+    cal = get("dirichlet").calibrate_rdp(eps, 5.0, spec_of(X, y, n_values, d))
+    prior, _ = release_parameters(class_counts, tables, cal, n_draws=draws, rng=np.random.default_rng(5))
+    mech = DirichletMechanism(release_budget(eps, 8), 5.0)
     a, b = mech.concentration(class_counts)
     beta_var = a * b / ((a + b) ** 2 * (a + b + 1))
     var = np.exp(prior[:, 0]).var()
@@ -124,7 +113,7 @@ def test_one_release_per_attribute_spends_at_most_epsilon():
     or not.
     """
     lam, eps = 5.0, 0.3
-    mech = nb.make_mechanism("dirichlet", eps, lam)
+    mech = get("dirichlet").for_release_rdp(eps, lam, model_spec([4], 3, 60), 1)
     rng = np.random.default_rng(7)
     worst = {True: 0.0, False: 0.0}
     pairs = list(itertools.product(itertools.product(range(3), range(4)), repeat=2))
@@ -161,29 +150,22 @@ def test_count_matches_loops():
 @pytest.mark.parametrize("alpha", [0.1, 1.0])
 def test_mle_equals_sklearn_categorical_nb_synthetic(alpha):
     X, y, n_values, d = synthetic(n=300, n_values=(2, 7, 5, 3, 9))
-    ours = PrivateNaiveBayes("mle", smoothing=alpha).fit(X, y, n_values=n_values, n_classes=d)
+    mle = SmoothedEstimate.configured(smoothing=alpha)
+    ours = PrivateNaiveBayes(mle).fit(X, y, n_values=n_values, n_classes=d)
     ref = CategoricalNB(alpha=alpha, min_categories=n_values).fit(X, y)
     np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), rtol=1e-10, atol=0)
     np.testing.assert_allclose(ours.class_log_prior_, ref.class_log_prior_, rtol=1e-12)
     np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
 
 
-def _data_dir():
-    folder = os.environ.get("DIRICHLET_DATA_DIR")
-    if not folder or not Path(folder).is_dir():
-        pytest.skip("DIRICHLET_DATA_DIR is not set to a data folder")
-
-
-DATASETS = ("CreditCard", "Thyroid", "Shopper", "Digit", "GermanCredit", "Bank", "Spam", "Adult")
-
-
+@pytest.mark.needs_data
 @pytest.mark.parametrize("name", DATASETS)
 def test_mle_equals_sklearn_categorical_nb_on_the_datasets(name):
-    _data_dir()
-    from lib.preprocessing import prepare
+    from lib.experiments.preprocessing import prepare
 
     s = prepare(name)
-    ours = PrivateNaiveBayes("mle", smoothing=0.1).fit(s.X_train, s.y_train, n_values=s.n_values,
+    assert get("mle").smoothing == 0.1  # the registered estimate is the author's
+    ours = PrivateNaiveBayes("mle").fit(s.X_train, s.y_train, n_values=s.n_values,
                                                        n_classes=s.n_classes)
     ref = CategoricalNB(alpha=0.1, min_categories=s.n_values).fit(s.X_train, s.y_train)
     np.testing.assert_allclose(ours.predict_proba(s.X_test), ref.predict_proba(s.X_test),
@@ -192,7 +174,7 @@ def test_mle_equals_sklearn_categorical_nb_on_the_datasets(name):
 
 # ------------------------------------------------------------------ releases
 
-@pytest.mark.parametrize("mechanism", nb.MECHANISMS)
+@pytest.mark.parametrize("mechanism", RDP_MECHANISMS)
 def test_released_parameters_are_distributions_over_values(mechanism):
     X, y, n_values, d = synthetic()
     model = PrivateNaiveBayes(mechanism, epsilon=1e-3, random_state=1).fit(X, y, n_values=n_values,
@@ -209,9 +191,9 @@ def test_released_parameters_are_distributions_over_values(mechanism):
 
 def test_tiny_epsilon_many_attributes_stays_finite():
     X, y, n_values, d = synthetic(n=2000, n_values=(17,) * 64, n_classes=10)
-    for mechanism in nb.PRIVATE_MECHANISMS:
-        prior, tables = release_parameters(*count(X, y, n_values, d), mechanism, epsilon=1e-3,
-                                           n_draws=50, rng=2)
+    for mechanism in PRIVATE_RDP:
+        cal = get(mechanism).calibrate_rdp(1e-3, 5.0, spec_of(X, y, n_values, d))
+        prior, tables = release_parameters(*count(X, y, n_values, d), cal, n_draws=50, rng=2)
         assert np.isfinite(prior).all() and all(np.isfinite(t).all() for t in tables)
         lp = log_proba(X, prior, tables, n_values)
         assert np.isfinite(lp).all()
@@ -229,8 +211,8 @@ def test_random_model():
 
 def test_batched_log_proba_equals_single_models():
     X, y, n_values, d = synthetic()
-    prior, tables = release_parameters(*count(X, y, n_values, d), "gaussian", epsilon=0.1,
-                                       n_draws=3, rng=0)
+    cal = get("gaussian").calibrate_rdp(0.1, 5.0, spec_of(X, y, n_values, d))
+    prior, tables = release_parameters(*count(X, y, n_values, d), cal, n_draws=3, rng=0)
     batch = log_proba(X, prior, tables, n_values)
     for b in range(3):
         direct = prior[b] + sum(tables[k][b][:, X[:, k]].T for k in range(X.shape[1]))
@@ -286,13 +268,20 @@ def test_validation():
         model.predict(X[:, :2])
     with pytest.raises(ValueError, match="codes"):
         model.predict(X + 10)
+    assert (count(X, y, n_values, d)[1][0] == 0).any()  # an unobserved cell: no log without smoothing
     with pytest.raises(ValueError, match="smoothing"):
-        PrivateNaiveBayes("mle", smoothing=0).fit(X, y, n_values=n_values, n_classes=d)
+        PrivateNaiveBayes(SmoothedEstimate.configured(smoothing=0)).fit(X, y, n_values=n_values, n_classes=d)
+    with pytest.raises(ValueError, match="smoothing"):
+        SmoothedEstimate(smoothing=-1.0)
+    with pytest.raises(ValueError, match="no setting"):
+        SmoothedEstimate.configured(alpha=1.0)
     with pytest.raises(ValueError, match="n_draws"):
-        release_parameters(*count(X, y, n_values, d), "mle", n_draws=0)
+        release_parameters(*count(X, y, n_values, d),
+                           get("mle").calibrate_rdp(1.0, 5.0, spec_of(X, y, n_values, d)), n_draws=0)
     with pytest.raises(ValueError, match="mechanism must be one of"):
-        nb.make_mechanism("mle", 1.0, 5.0)
-    with pytest.raises(ValueError, match="at least one training row"):
+        get("svm")
+    # a class with no training row: its prior count is 0, which the unsmoothed prior refuses
+    with pytest.raises(ValueError, match="smoothing is 0"):
         PrivateNaiveBayes("mle").fit(X, np.zeros_like(y), n_values=n_values, n_classes=2)
 
 
@@ -301,27 +290,30 @@ def test_clip_floor_is_passed_to_the_noise_mechanisms():
 
     X, y, n_values, d = synthetic()
     class_counts, tables = count(X, y, n_values, d)
-    for name in ("gaussian", "laplace"):
-        prior, _ = release_parameters(class_counts, tables, name, epsilon=1e-3, rng=0, floor=50.0)
-        mech = nb.make_mechanism(name, release_budget(1e-3, X.shape[1]), 5.0, floor=50.0)
+    for base in (GaussianMechanism, LaplaceMechanism):
+        cls = base.configured(clip_floor=50.0)
+        assert cls.name == base.name and base.clip_floor != 50.0  # a variant; the registered class is unchanged
+        cal = cls.calibrate_rdp(1e-3, 5.0, spec_of(X, y, n_values, d))
+        assert all(m.floor == 50.0 for m in cal.releases)
+        prior, _ = release_parameters(class_counts, tables, cal, rng=0)
+        mech = base(release_budget(1e-3, X.shape[1]), 5.0, floor=50.0)
         expected = clip_and_normalise(mech.noisy_counts(class_counts[None], rng=0), floor=50.0)
         np.testing.assert_array_equal(prior, np.log(expected))
-        model = PrivateNaiveBayes(name, epsilon=1e-3, clip_floor=50.0, random_state=0)
+        model = PrivateNaiveBayes(cls, epsilon=1e-3, random_state=0)
         model.fit(X, y, n_values=n_values, n_classes=d)
         np.testing.assert_array_equal(model.class_log_prior_, prior[0])
 
 
 def test_release_with_per_release_mechanism_objects():
-    from lib.baselines import GaussianMechanism, LaplaceMechanism
-    from lib.mechanism import DirichletMechanism
-
     X, y, n_values, d = synthetic()
     class_counts, tables = count(X, y, n_values, d)
     # the RDP path is a special case: the same object for every release, same draws
-    mech = nb.make_mechanism("dirichlet", release_budget(1.0, X.shape[1]), 5.0)
+    mech = DirichletMechanism(release_budget(1.0, X.shape[1]), 5.0)
     objects = [mech] * (X.shape[1] + 1)
+    cal = get("dirichlet").calibrate_rdp(1.0, 5.0, spec_of(X, y, n_values, d))
+    assert len({id(m) for m in cal.releases}) == 1  # one object shared by all releases
     p1, t1 = release_parameters(class_counts, tables, objects, n_draws=3, rng=7)
-    p2, t2 = release_parameters(class_counts, tables, "dirichlet", epsilon=1.0, n_draws=3, rng=7)
+    p2, t2 = release_parameters(class_counts, tables, cal, n_draws=3, rng=7)
     np.testing.assert_array_equal(p1, p2)
     for a, b in zip(t1, t2):
         np.testing.assert_array_equal(a, b)
@@ -337,3 +329,23 @@ def test_release_with_per_release_mechanism_objects():
         release_parameters(class_counts, tables, objects[:3], rng=0)
     with pytest.raises(ValueError, match="release"):
         release_parameters(class_counts, tables, [object()] * 5, rng=0)
+    refused = ModelCalibration("gohari", False, (), {"reason": "no r reaches the target"})
+    with pytest.raises(ValueError, match="did not attain its target: no r reaches"):
+        release_parameters(class_counts, tables, refused, rng=0)
+
+
+def test_model_spec_and_releases_of():
+    spec = model_spec(np.array([2, 7, 5]), 3, 123)
+    assert spec.shapes == ((1, 3), (3, 2), (3, 7), (3, 5))
+    assert spec.n_total == 123 and spec.priors == (0,) and spec.n_releases == 4
+    assert spec.domain_sizes == (3, 2, 7, 5)
+    cal = get("mle").calibrate_rdp(1.0, 5.0, spec)
+    # the class prior is unsmoothed, the tables share one smoothed estimate
+    assert [m.smoothing for m in cal.releases] == [0.0, 0.1, 0.1, 0.1]
+    assert cal.releases[1] is cal.releases[3] and cal.releases[0] is not cal.releases[1]
+    assert releases_of(cal, 4) == cal.releases
+    assert releases_of(list(cal.releases), 4) == cal.releases
+    with pytest.raises(ValueError, match="sequence of 3 objects"):
+        releases_of(cal, 3)
+    with pytest.raises(ValueError, match="n_classes"):
+        model_spec([2, 2], 1, 10)

@@ -1,4 +1,4 @@
-"""lib.preprocessing: split, quantile bins fitted on train, integer codes."""
+"""lib.experiments.preprocessing: split, quantile bins fitted on train, integer codes, Table 1."""
 
 import math
 
@@ -8,11 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lib.data import DATASETS
-from lib.preprocessing import (EXCLUDED, Split, bin_codes, encoding, prepare,
-                               quantile_edges, split_and_encode, summary)
-
-from .test_data import needs_data
+from lib.experiments.data import DATASETS
+from lib.experiments.preprocessing import (EXCLUDED, Split, bin_codes, encoding, prepare,
+                                           quantile_edges, split_and_encode, summary, table1)
 
 
 def _frame(n=200, seed=0):
@@ -200,7 +198,7 @@ def test_outside_values_and_nan_map():
 
 # ------------------------------------------------------------ real datasets
 
-@needs_data
+@pytest.mark.needs_data
 @pytest.mark.parametrize("name", DATASETS)
 def test_prepare_every_dataset(name):
     split = prepare(name)
@@ -222,7 +220,7 @@ def test_prepare_every_dataset(name):
     assert prepare(name) is split
 
 
-@needs_data
+@pytest.mark.needs_data
 def test_summary_matches_the_documented_choices():
     s = summary()
     assert s.loc["Adult", "K"] == 13 and s.loc["Adult", "excluded"] == \
@@ -235,7 +233,7 @@ def test_summary_matches_the_documented_choices():
         30000, 7200, 12330, 5620, 1000, 41188, 4601, 48842]
 
 
-@needs_data
+@pytest.mark.needs_data
 def test_class_shares_of_the_random_split_are_close_to_the_whole():
     for name in DATASETS:
         split = prepare(name)
@@ -246,3 +244,20 @@ def test_class_shares_of_the_random_split_are_close_to_the_whole():
         # 300 test rows (GermanCredit) give a standard error of 2.6 points
         # on a 30 % share; 4 standard errors.
         assert np.abs(test - whole).max() < 4 * np.sqrt(0.25 / len(test))
+
+
+@pytest.mark.needs_data
+def test_table1_regenerated_against_the_paper():
+    t = table1()
+    assert list(t.index) == list(DATASETS)
+    assert (t["instances"] == t["paper instances"]).all()
+    assert (t["classes"] == t["paper classes"]).all()
+    assert (t["attributes used"] == t["paper attributes"]).all()
+    # Adult: UCI ships 14 attributes; the paper's 13 = ours without fnlwgt.
+    assert t.loc["Adult", "attributes"] == 14
+    binary = t["paper % positive"].notna()
+    assert (t["% positive"].isna() == ~binary).all()
+    # The paper rounds to whole percent.
+    gap = (t.loc[binary, "% positive"] - t.loc[binary, "paper % positive"])
+    assert gap.abs().max() <= 0.5
+    assert t.loc["Thyroid", "largest class %"] == pytest.approx(92.58)

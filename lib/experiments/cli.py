@@ -28,11 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..protocol import names
+from ..protocol import get, names
 from .analysis import summarise
 from .data import DATASETS
 from .grid import (BN_DATASETS, DEFAULT_SEED, DP_DELTA, PRIVACY, TASKS, run)
-from .plotting import plot_grid
 
 #: Each (model, privacy) grid's default mechanisms, budget axis (log10 ends) and figures.
 DEFAULTS = {
@@ -141,7 +140,15 @@ def main(argv=None) -> int:
     _check_out(args.out, top)
     mechanisms, ends, metrics = DEFAULTS[(args.model, args.privacy)]
     mechanisms = tuple(args.mechanisms) if args.mechanisms else mechanisms
-    datasets = tuple(args.lower[d] for d in args.datasets) if args.datasets else TASKS[args.model].datasets
+    task = TASKS[args.model]
+    datasets = tuple(args.lower[d] for d in args.datasets) if args.datasets else task.datasets
+    bad = [m for m in mechanisms if m not in names(**{args.privacy: True}) or not task.supports(get(m))]
+    if bad:
+        top.error(f"--mechanisms {' '.join(bad)}: not available for --model {args.model} --privacy "
+                  f"{args.privacy} (available: {' '.join(m for m in names(**{args.privacy: True}) if task.supports(get(m)))})")
+    unknown = [d for d in datasets if d not in task.datasets]
+    if unknown:
+        top.error(f"--datasets {' '.join(unknown)}: --model {args.model} runs on {', '.join(task.datasets)}")
     budgets = np.logspace(*ends, args.n_epsilons)
     start = time.perf_counter()
     results = run(args.model, mechanisms, budgets, privacy=args.privacy, datasets=datasets,
@@ -158,8 +165,10 @@ def main(argv=None) -> int:
               "versions": _versions(), "rows": len(results)}
     _write_atomic(args.out / f"{stem}.json",
                   lambda tmp: tmp.write_text(json.dumps(record, indent=2) + "\n"))
-    if args.figures:
+    if args.figures:  # matplotlib only when figures are asked for
         import matplotlib.pyplot as plt
+
+        from .plotting import plot_grid
 
         summary = summarise(results)
         for metric in metrics:

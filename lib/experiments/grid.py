@@ -90,6 +90,11 @@ class NaiveBayesTask:
         y = np.asarray(self.data.y_test)
         return {"cross_entropy": cross_entropy(lp, y), "accuracy": accuracy(lp, y)}
 
+    @staticmethod
+    def supports(cls) -> bool:
+        """Whether the grid can score ``cls`` on this task (every mechanism)."""
+        return True
+
     def score_uninformative(self, budgets, n_repeats, seed, dataset, key):
         """A uniform posterior: CE :math:`\\log d` exactly; accuracy of uniform guesses, simulated."""
         d, y = self.data.n_classes, np.asarray(self.data.y_test)
@@ -120,7 +125,13 @@ class NetworkTask:
         return {"log_likelihood": log_likelihood(self.data.test, logs, self.data.n_values, self.data.parents)}
 
     def score_uninformative(self, budgets, n_repeats, seed, dataset, key):
-        raise ValueError("a Bayesian network has no uninformative model")
+        raise ValueError("a Bayesian network has no uninformative model (it scores a likelihood, "
+                         "not guesses)")
+
+    @staticmethod
+    def supports(cls) -> bool:
+        """Whether the grid can score ``cls`` on this task (a network has no uninformative model)."""
+        return not getattr(cls, "uninformative", False)
 
 
 TASKS = {task.name: task for task in (NaiveBayesTask, NetworkTask)}

@@ -2,7 +2,8 @@
 
 The structures (:data:`NETWORKS`) name columns of the encoded datasets
 (:func:`lib.experiments.preprocessing.prepare`); :func:`prepare_network` encodes a
-dataset for its network, and :func:`draw_network` draws a structure in layers.
+dataset for its network, and :func:`draw_network` draws a structure in layers
+(matplotlib is imported only when a network is drawn).
 The model itself (counting, releasing, scoring) is :mod:`lib.bayesian_network`.
 """
 
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 from ..bayesian_network import depths
@@ -164,6 +164,8 @@ def draw_network(nodes, parents, ax=None, *, title=None, labels=None):
     -------
     matplotlib Axes
     """
+    import matplotlib.pyplot as plt  # only when a network is drawn
+
     nodes = list(nodes)
     parents = [tuple(ps) for ps in parents]
     if len(parents) != len(nodes):

@@ -1,0 +1,161 @@
+"""Tests of lib.experiments.cli: ``python -m lib.experiments run ...``.
+
+The command line loads the real data through each task's ``load``; the fixture
+``synthetic_data`` replaces those loaders with the synthetic datasets of
+``conftest.py`` under real dataset names, so that a run takes a fraction of a second.
+"""
+
+import json
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lib.experiments import cli, run
+from lib.experiments.cli import DEFAULTS, main
+from lib.experiments.grid import NaiveBayesTask, NetworkTask
+
+RECORD_KEYS = {"model", "privacy", "datasets", "mechanisms", "budgets", "n_repeats", "lam", "delta", "seed",
+               "elapsed_seconds", "versions", "rows"}
+
+
+@pytest.fixture
+def synthetic_data(monkeypatch, splits, networks):
+    """Real dataset names that load synthetic data: {name: data} of each model."""
+    data = {"naive-bayes": {"GermanCredit": splits["one"], "Adult": splits["two"]},
+            "bayesian-network": {"GermanCredit": networks["one"], "Adult": networks["two"],
+                                 "Bank": networks["two"]}}
+    monkeypatch.setattr(NaiveBayesTask, "load", staticmethod(lambda name: data["naive-bayes"][name]))
+    monkeypatch.setattr(NetworkTask, "load", staticmethod(lambda name: data["bayesian-network"][name]))
+    return data
+
+
+@pytest.fixture
+def no_grid(monkeypatch):
+    """Any call of the grid fails the test: validation must come before computation."""
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the grid ran before the arguments were checked")
+
+    monkeypatch.setattr(cli, "run", forbidden)
+
+
+def command(tmp_path, *extra, model="naive-bayes", privacy="rdp"):
+    return ["run", "--model", model, "--privacy", privacy, "--out", str(tmp_path / "out"), "--no-progress",
+            *extra]
+
+
+def usage_error(capsys, argv):
+    """Run ``main(argv)``; it must exit with status 2 and a usage message, no traceback."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "usage:" in err and "error:" in err and "Traceback" not in err
+    return err
+
+
+# ----------------------------------------------------------------------------- argument validation
+
+@pytest.mark.parametrize("extra, message", [
+    (["--n-repeats", "0"], "must be at least 1"),
+    (["--n-repeats", "two"], "expected a whole number"),
+    (["--n-epsilons", "0"], "must be at least 1"),
+    (["--delta", "0"], r"must be in \(0, 1\)"),
+    (["--delta", "1"], r"must be in \(0, 1\)"),
+    (["--delta", "1.5"], r"must be in \(0, 1\)"),
+    (["--delta", "nan"], r"must be in \(0, 1\)"),
+    (["--lam", "0.5"], r"must be in \[1, inf\)"),
+    (["--datasets", "iris"], "invalid choice: 'iris'"),
+    (["--mechanisms", "svm"], "invalid choice: 'svm'"),
+])
+def test_bad_arguments_exit_2_before_any_computation(tmp_path, capsys, no_grid, extra, message):
+    err = usage_error(capsys, command(tmp_path, *extra))
+    assert re.search(message, err)
+    assert not (tmp_path / "out").exists()
+
+
+def test_out_that_is_a_file_and_missing_arguments(tmp_path, capsys, no_grid):
+    target = tmp_path / "results.csv"
+    target.write_text("keep me")
+    err = usage_error(capsys, ["run", "--model", "naive-bayes", "--out", str(target)])
+    assert "exists and is not a folder" in err and target.read_text() == "keep me"
+    usage_error(capsys, [])
+    usage_error(capsys, ["run", "--out", str(tmp_path)])  # --model is required
+    usage_error(capsys, ["run", "--model", "svm", "--out", str(tmp_path)])
+    usage_error(capsys, ["run", "--model", "naive-bayes", "--privacy", "zcdp", "--out", str(tmp_path)])
+
+
+@pytest.mark.parametrize("model, extra", [
+    ("naive-bayes", ["--mechanisms", "gohari"]),               # no RDP calibration
+    ("naive-bayes", ["--mechanisms", "gaussian_classical"]),   # no RDP calibration
+    ("bayesian-network", ["--mechanisms", "random"]),          # a network has no uninformative model
+    ("bayesian-network", ["--datasets", "digit"]),             # no network for Digit
+])
+def test_a_combination_the_grid_cannot_run_is_a_usage_error(tmp_path, capsys, no_grid, model, extra):
+    usage_error(capsys, command(tmp_path, *extra, model=model))
+
+
+def test_usage_error_from_a_real_process(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "lib.experiments", "run", "--model", "naive-bayes", "--out",
+                           str(tmp_path), "--n-repeats", "0"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr and "--n-repeats" in done.stderr
+
+
+# ----------------------------------------------------------------------------- what a run writes
+
+@pytest.mark.parametrize("model, privacy", list(DEFAULTS))
+def test_case_insensitive_datasets_and_the_csv(tmp_path, capsys, synthetic_data, model, privacy):
+    """The CSV is the grid of ``run`` with the chapter's mechanisms and budget axis."""
+    assert main(command(tmp_path, "--datasets", "GERMANCREDIT", "adult", "--n-epsilons", "3", "--n-repeats",
+                        "2", "--seed", "5", model=model, privacy=privacy)) == 0
+    written = pd.read_csv(tmp_path / "out" / f"{model.replace('-', '_')}_{privacy}.csv")
+    assert list(dict.fromkeys(written.dataset)) == ["GermanCredit", "Adult"]
+    mechanisms, ends, _ = DEFAULTS[(model, privacy)]
+    expected = run(model, mechanisms, np.logspace(*ends, 3), privacy=privacy, data=synthetic_data[model],
+                   datasets=["GermanCredit", "Adult"], n_repeats=2, seed=5, progress=False)
+    pd.testing.assert_frame_equal(written, expected, check_exact=False, rtol=1e-14)
+    assert f"wrote {len(expected)} rows" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("model, privacy", list(DEFAULTS))
+def test_json_record(tmp_path, synthetic_data, model, privacy):
+    assert main(command(tmp_path, "--n-epsilons", "2", "--n-repeats", "2", "--datasets", "germancredit",
+                        model=model, privacy=privacy)) == 0
+    stem = f"{model.replace('-', '_')}_{privacy}"
+    out = tmp_path / "out"
+    assert sorted(p.name for p in out.iterdir()) == [f"{stem}.csv", f"{stem}.json"]  # no temporary file left
+    record = json.loads((out / f"{stem}.json").read_text())
+    assert set(record) == RECORD_KEYS
+    mechanisms, ends, _ = DEFAULTS[(model, privacy)]
+    assert record["model"] == model and record["privacy"] == privacy
+    assert record["datasets"] == ["GermanCredit"] and record["mechanisms"] == list(mechanisms)
+    np.testing.assert_allclose(record["budgets"], np.logspace(*ends, 2), rtol=1e-15)
+    assert (record["n_repeats"], record["lam"], record["delta"], record["seed"]) == (2, 5.0, 1e-5, 20230201)
+    assert set(record["versions"]) == {"python", "numpy", "scipy", "pandas", "matplotlib"}
+    assert record["versions"]["numpy"] == np.__version__
+    assert record["rows"] == len(pd.read_csv(out / f"{stem}.csv")) == len(mechanisms) * 2 * 2
+    assert record["elapsed_seconds"] >= 0
+
+
+def test_default_datasets_of_the_network_grid(tmp_path, synthetic_data):
+    assert main(command(tmp_path, "--n-epsilons", "1", "--n-repeats", "1", "--mechanisms", "mle",
+                        model="bayesian-network")) == 0
+    record = json.loads((tmp_path / "out" / "bayesian_network_rdp.json").read_text())
+    assert record["datasets"] == ["Adult", "Bank", "GermanCredit"]
+
+
+@pytest.mark.parametrize("model, metrics", [("naive-bayes", ("cross_entropy", "accuracy")),
+                                            ("bayesian-network", ("log_likelihood",))])
+def test_figures_are_written_as_png_and_svg(tmp_path, synthetic_data, model, metrics):
+    assert main(command(tmp_path, "--n-epsilons", "2", "--n-repeats", "2", "--datasets", "germancredit",
+                        "adult", "--figures", model=model)) == 0
+    stem = f"{model.replace('-', '_')}_rdp"
+    out = tmp_path / "out"
+    figures = sorted(p.name for p in out.iterdir() if p.suffix in (".png", ".svg"))
+    assert figures == sorted(f"{stem}_{m}.{ext}" for m in metrics for ext in ("png", "svg"))
+    for m in metrics:
+        assert (out / f"{stem}_{m}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert "<svg" in (out / f"{stem}_{m}.svg").read_text()
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temporary file left

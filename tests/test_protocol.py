@@ -1,0 +1,239 @@
+"""Tests of lib.protocol: the mechanism base class, the release spec, the registry, and the
+acceptance test of issue 10 (a new mechanism is one class, and every grid and command has it)."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lib.baselines import (ClassicalGaussianMechanism, GaussianMechanism, LaplaceMechanism, SmoothedEstimate,
+                           Uniform, laplace_rdp)
+from lib.experiments import run
+from lib.experiments.cli import main
+from lib.mechanism import DirichletMechanism, GohariMechanism
+from lib.naive_bayes import model_spec, release_parameters
+from lib.protocol import (ApproximateDP, Mechanism, ModelCalibration, NotPrivate, PureDP, ReleaseSpec,
+                          RenyiDP, get, names, register, unregister)
+
+#: Every class the library registers, by name.
+REGISTERED = {"dirichlet": DirichletMechanism, "gohari": GohariMechanism, "gaussian": GaussianMechanism,
+              "laplace": LaplaceMechanism, "gaussian_classical": ClassicalGaussianMechanism,
+              "mle": SmoothedEstimate, "random": Uniform}
+#: Three releases: a class prior of 2 cells, then tables of 3 x 4 and 3 x 4 cells.
+SPEC = ReleaseSpec(((1, 2), (3, 4), (3, 4)), 500, (0,))
+
+
+# ----------------------------------------------------------------------------- the registry
+
+def test_registry_names_and_lookup():
+    assert set(REGISTERED) <= set(names())
+    for name in set(names()) - set(REGISTERED):  # other modules' mechanisms, none from the core
+        assert get(name).name == name and get(name).__module__ not in ("lib.mechanism", "lib.baselines")
+    for name, cls in REGISTERED.items():
+        assert get(name) is cls and cls.name == name and cls.label
+        assert get(cls) is cls  # a class passes through
+    with pytest.raises(ValueError, match=r"mechanism must be one of \(.*'dirichlet'.*; got 'svm'"):
+        get("svm")
+    with pytest.raises(ValueError, match="mechanism must be one of"):
+        get(None)
+    assert set(REGISTERED) <= set(names(dp=True))  # all calibrate (or ignore) an (eps_hat, delta) target
+
+
+def test_names_with_an_rdp_calibration():
+    assert not {"gohari", "gaussian_classical"} & set(names(rdp=True))
+    assert {"dirichlet", "gaussian", "laplace", "mle", "random"} <= set(names(rdp=True))
+
+
+def test_register_and_unregister():
+    class Toy(Uniform):
+        name = "toy_register"
+
+    try:
+        assert register(Toy) is Toy  # usable as a decorator
+        assert get("toy_register") is Toy and names()[-1] == "toy_register"
+    finally:
+        unregister("toy_register")
+    assert "toy_register" not in names()
+    unregister("toy_register")  # removing a missing name is not an error
+
+    class Nameless(Uniform):
+        name = ""
+
+    for bad in (Nameless, object, Uniform(), "random"):
+        with pytest.raises(ValueError, match="only Mechanism subclasses with a name"):
+            register(bad)
+
+
+# ----------------------------------------------------------------------------- the base class
+
+def test_configured_is_a_same_named_unregistered_variant():
+    variant = GaussianMechanism.configured(clip_floor=1.0)
+    assert issubclass(variant, GaussianMechanism) and variant is not GaussianMechanism
+    assert variant.name == "gaussian" and variant.clip_floor == 1.0
+    assert GaussianMechanism.clip_floor != 1.0 and get("gaussian") is GaussianMechanism
+    assert all(m.floor == 1.0 for m in variant.calibrate_rdp(1.0, 5.0, SPEC).releases)
+    assert SmoothedEstimate.configured(smoothing=0.5).calibrate_rdp(1.0, 5.0, SPEC).releases[1].smoothing == 0.5
+    with pytest.raises(ValueError, match=r"no setting\(s\) \['floor'\]"):
+        GaussianMechanism.configured(floor=1.0)  # an instance attribute, not a class setting
+    with pytest.raises(ValueError, match="no setting"):
+        GaussianMechanism.configured(release=None)  # methods are not settings
+
+
+def test_calibrate_rdp_splits_the_budget_equally():
+    for name in ("dirichlet", "gaussian", "laplace"):
+        cal = get(name).calibrate_rdp(0.6, 5.0, SPEC)
+        assert isinstance(cal, ModelCalibration) and cal.mechanism == name and cal.attained
+        assert cal.parameters == {"lam": 5.0, "epsilon_release": pytest.approx(0.2, rel=1e-15)}
+        assert len(cal.releases) == 3 and len({id(m) for m in cal.releases}) == 1  # one shared object
+        assert cal.releases[0].epsilon == pytest.approx(0.2, rel=1e-15) and cal.releases[0].lam == 5.0
+    for bad, match in (((0.0, 5.0), "epsilon"), ((1.0, 0.5), "lam"), (([1.0, 2.0], 5.0), "scalar")):
+        with pytest.raises(ValueError, match=match):
+            get("dirichlet").calibrate_rdp(*bad, SPEC)
+
+
+def test_release_key_decides_which_releases_share_an_object():
+    built = []
+
+    class PerDomain(Uniform):
+        name = "per_domain"
+
+        @classmethod
+        def release_key(cls, spec, index):
+            return spec.shapes[index][1]
+
+        @classmethod
+        def for_release_rdp(cls, epsilon, lam, spec, index):
+            built.append(index)
+            return cls()
+
+    cal = PerDomain.calibrate_rdp(1.0, 2.0, SPEC)
+    assert built == [0, 1]  # one object per distinct domain size, built at its first release
+    assert cal.releases[1] is cal.releases[2] and cal.releases[0] is not cal.releases[1]
+    mle = SmoothedEstimate.calibrate_rdp(1.0, 2.0, SPEC).releases  # the prior apart, unsmoothed
+    assert [m.smoothing for m in mle] == [0.0, 0.1, 0.1] and mle[1] is mle[2]
+
+
+def test_a_class_without_calibrations_refuses():
+    class Bare(Mechanism):
+        name = "bare"
+
+    with pytest.raises(ValueError, match="'bare' mechanism has no RDP calibration"):
+        Bare.calibrate_rdp(1.0, 5.0, SPEC)
+    with pytest.raises(ValueError, match=r"'bare' mechanism has no \(epsilon_hat, delta\) calibration"):
+        Bare.calibrate_dp(1.0, 1e-5, SPEC)
+    with pytest.raises(TypeError, match="must define release"):
+        Bare().release(np.ones(2))
+    with pytest.raises(TypeError, match="must define guarantee"):
+        Bare().guarantee
+    for name in ("gohari", "gaussian_classical"):
+        with pytest.raises(ValueError, match="no RDP calibration"):
+            get(name).calibrate_rdp(1.0, 5.0, SPEC)
+
+
+def test_release_spec():
+    spec = ReleaseSpec.of([np.ones(2), np.ones((3, 4)), np.zeros((3, 4))], 500)
+    assert spec.shapes == SPEC.shapes and spec.n_total == 500 and spec.priors == ()
+    assert spec.n_releases == 3 and spec.domain_sizes == (2, 4, 4)
+    assert model_spec([4, 4], 2, 500)._replace(shapes=SPEC.shapes) == SPEC
+    for bad in ([np.ones(1)], [np.ones((2, 2, 2))]):
+        with pytest.raises(ValueError, match="d >= 2"):
+            ReleaseSpec.of(bad, 10)
+    with pytest.raises(ValueError, match="n_total"):
+        ReleaseSpec.of([np.ones(2)], 0)
+
+
+# ----------------------------------------------------------------------------- guarantees
+
+def test_guarantee_of_every_registered_class():
+    dirichlet = DirichletMechanism.for_release_rdp(0.5, 5.0, SPEC, 0)
+    assert dirichlet.guarantee == RenyiDP(5.0, 0.5)  # at the calibrated order only (no curve)
+    assert DirichletMechanism.from_concentration(0.5, 9.0).guarantee is None
+    gauss = GaussianMechanism.for_release_rdp(0.5, 5.0, SPEC, 0).guarantee
+    assert isinstance(gauss, RenyiDP) and (gauss.lam, gauss.epsilon) == (5.0, 0.5)
+    # the closed form lam * 2 / (2 sigma^2) at every order: the calibrated level at lam = 5
+    assert gauss.curve(5.0) == pytest.approx(0.5, rel=1e-14)
+    assert gauss.curve(10.0) == pytest.approx(1.0, rel=1e-14)
+    laplace = LaplaceMechanism.for_release_rdp(0.5, 5.0, SPEC, 0)
+    assert laplace.guarantee == PureDP(pytest.approx(2.0 / laplace.scale, rel=1e-15))
+    # RDP at any order is at most the pure-DP level (Mironov 2017, Prop. 3)
+    assert laplace_rdp(laplace.scale, 5.0, 2.0) <= laplace.guarantee.epsilon
+    classical = ClassicalGaussianMechanism.calibrate_dp(0.5, 1e-5, SPEC)
+    assert all(isinstance(m, ClassicalGaussianMechanism) for m in classical.releases)
+    sigma = classical.parameters["sigma"]
+    assert classical.releases[0].guarantee.curve(3.0) == pytest.approx(3.0 / sigma**2, rel=1e-14)
+    assert SmoothedEstimate().guarantee == NotPrivate() and not SmoothedEstimate.private
+    assert Uniform().guarantee == PureDP(0.0) and not Uniform.private
+    # Gohari et al.'s per-release (eps_hat/m, delta/m): checked in test_approximate_dp.py
+    assert GohariMechanism.calibrate_dp.__func__ is not Mechanism.calibrate_dp.__func__
+    assert ApproximateDP(0.1, 1e-6) == ApproximateDP(0.1, 1e-6)
+    with pytest.raises(AttributeError):
+        PureDP(1.0).epsilon = 2.0  # frozen
+
+
+# ----------------------------------------------------------------------------- acceptance of issue 10
+
+class AddOne(Mechanism):
+    """Toy: the smoothed estimate (f + 1)/sum(f + 1) of every vector (no privacy)."""
+
+    name, label, private = "add_one", "Add-one", False
+    guarantee = NotPrivate()
+
+    def release(self, counts, rng=None):
+        s = np.asarray(counts, dtype=float) + 1.0
+        return s / s.sum(axis=-1, keepdims=True)
+
+    @classmethod
+    def for_release_rdp(cls, epsilon, lam, spec, index):
+        return cls()
+
+
+@pytest.fixture
+def add_one():
+    register(AddOne)
+    try:
+        yield AddOne
+    finally:
+        unregister(AddOne.name)
+
+
+@pytest.mark.parametrize("privacy", ["rdp", "dp"])
+def test_a_new_mechanism_runs_in_every_grid(add_one, splits, networks, privacy):
+    budgets = np.array([0.1, 1.0])
+    x = "epsilon" if privacy == "rdp" else "epsilon_hat"
+    nb = run("naive-bayes", ["add_one", "dirichlet"], budgets, privacy=privacy, data=splits, n_repeats=2,
+             progress=False)
+    bn = run("bayesian-network", ["add_one"], budgets, privacy=privacy, data=networks, n_repeats=2,
+             progress=False)
+    for res, metric in ((nb, "cross_entropy"), (bn, "log_likelihood")):
+        toy = res[res.model == "add_one"]
+        assert len(toy) == 2 * 2 * 2 and np.isfinite(toy[metric]).all()
+        assert sorted(set(toy[x])) == list(budgets)
+        assert (toy.groupby("dataset")[metric].nunique() == 1).all()  # no noise, the same at every budget
+    # the grid scored exactly (f + 1)/sum(f + 1): the smoothed estimate with pseudo-count 1 everywhere
+    from lib.experiments import NaiveBayesTask
+
+    task = NaiveBayesTask(splits["one"])
+    ones = [SmoothedEstimate(1.0)] * task.spec.n_releases
+    want = task.score([release_parameters(*task.counts, ones)])["cross_entropy"][0]
+    got = nb[(nb.model == "add_one") & (nb.dataset == "one")].cross_entropy
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.needs_data
+@pytest.mark.parametrize("model", ["naive-bayes", "bayesian-network"])
+@pytest.mark.parametrize("privacy", ["rdp", "dp"])
+def test_a_new_mechanism_runs_from_the_command_line(add_one, tmp_path, capsys, model, privacy):
+    out = tmp_path / "out"
+    assert main(["run", "--model", model, "--privacy", privacy, "--out", str(out), "--datasets",
+                 "germancredit", "--mechanisms", "add_one", "mle", "--n-epsilons", "2", "--n-repeats", "2",
+                 "--no-progress"]) == 0
+    stem = f"{model.replace('-', '_')}_{privacy}"
+    assert sorted(p.name for p in out.iterdir()) == [f"{stem}.csv", f"{stem}.json"]  # no temporary file left
+    res = pd.read_csv(out / f"{stem}.csv")
+    assert set(res.model) == {"add_one", "mle"} and set(res.dataset) == {"GermanCredit"}
+    assert len(res) == 2 * 2 * 2
+    record = json.loads((out / f"{stem}.json").read_text())
+    assert record["mechanisms"] == ["add_one", "mle"] and record["rows"] == len(res)
+    assert record["datasets"] == ["GermanCredit"] and record["privacy"] == privacy
+    assert f"wrote {len(res)} rows" in capsys.readouterr().out
