@@ -3,10 +3,13 @@
 A small, validated, vectorised implementation of Ponnoprat (TMLR 2023): the
 calibration of Algorithm 1, the mechanism itself, the exact Renyi divergence
 between Dirichlet distributions, the RDP-to-DP conversion of Appendix B, the
-Gaussian and Laplace baselines and a private naive Bayes classifier. The data
-layer (``lib.data``, ``lib.preprocessing``), the experiment runner
-(``lib.experiments``) and the chapter-specific checks (``lib.audit``,
-``lib.utility``, ``lib.counterexample``) are imported from their modules.
+Gaussian and Laplace baselines and a private naive Bayes classifier. Every
+mechanism follows one protocol (:mod:`lib.protocol`); importing :mod:`lib`
+registers them all. The experiment layer (:mod:`lib.experiments`: data,
+preprocessing, the grid, its command line and plotting) and the
+chapter-specific checks (``lib.audit``, ``lib.utility``, ``lib.counterexample``)
+are imported from their modules; the numeric core never imports pandas or
+matplotlib.
 """
 
 from .accounting import OrderChoice, dp_to_rdp, fixed_order, min_order, optimal_order, rdp_to_dp
