@@ -9,6 +9,7 @@ loss (:func:`expected_kl_loss`) and :func:`fixed_order` is the author's rule
 
 from __future__ import annotations
 
+import contextlib
 from typing import NamedTuple
 
 import numpy as np
@@ -162,22 +163,65 @@ def min_order(epsilon_hat, delta):
     Returns
     -------
     float
-        :math:`\\lambda_0`, accurate to about 1e-12 relative in :math:`\\lambda - 1`.
+        :math:`\\lambda_0`, accurate to about 1e-12 relative in :math:`\\lambda - 1`
+        (in the value of :math:`\\lambda - 1` before rounding :math:`\\lambda`: where
+        :math:`\\lambda_0 - 1` is below :math:`2.2 \\cdot 10^{-16}`, as for
+        :math:`\\hat\\varepsilon` above about :math:`10^{17}` with :math:`\\delta = 10^{-5}`, the
+        smallest double above 1 is returned, an order at which the target is feasible).
     """
     eps_hat, delta, _ = _target(epsilon_hat, delta, 1)
+    log_delta = np.log(delta)
 
     def budget(t):
-        lam = 1 + np.exp(t)
-        return eps_hat - np.log1p(-1 / lam) + np.log(delta * lam) / (lam - 1)
+        if t > -20:
+            lam = 1 + np.exp(t)
+            return eps_hat - np.log1p(-1 / lam) + np.log(delta * lam) / (lam - 1)
+        # lam - 1 = e^t is not representable as lam - 1 here: the same expression in t,
+        # log1p(-1/lam) = t - log1p(e^t) and log(delta lam)/(lam - 1) = (log delta + log1p(e^t)) e^-t
+        with np.errstate(over="ignore"):
+            return eps_hat - (t - np.log1p(np.exp(t))) + (log_delta + np.log1p(np.exp(t))) * np.exp(-t)
 
     hi = np.log(1 / delta - 1) if delta < 0.5 else 0.0
-    while budget(hi) <= 0:  # only for delta near 1, where 1/delta - 1 is tiny
+    for _ in range(_MAX_BRACKET_STEPS):
+        if budget(hi) > 0:  # only for delta near 1, where 1/delta - 1 is tiny
+            break
         hi += 1.0
+    else:  # pragma: no cover - budget -> epsilon_hat > 0 as lam -> inf
+        raise ValueError(f"no feasible order found for epsilon_hat = {eps_hat:g}, delta = {delta:g}")
     lo = min(hi, 0.0) - 1.0
-    while budget(lo) > 0:  # budget -> -inf as lam -> 1, so this ends
+    for _ in range(_MAX_BRACKET_STEPS):
+        if budget(lo) <= 0:  # budget -> -inf as lam -> 1, so this ends (by t = -746 at most)
+            break
         lo -= 1.0
-    t = optimize.brentq(budget, lo, hi, xtol=1e-13, rtol=4 * np.finfo(float).eps)
-    return float(1 + np.exp(t))
+    else:  # pragma: no cover
+        raise ValueError(f"the smallest feasible order of epsilon_hat = {eps_hat:g}, delta = {delta:g} "
+                         "is below double precision")
+    t = _validate.brentq(budget, lo, hi, f"the smallest order of epsilon_hat = {eps_hat:g}, delta = {delta:g}",
+                         xtol=1e-13, rtol=4 * np.finfo(float).eps)
+    # The smallest order above 1 that a double holds, where lam0 - 1 is below it.
+    return float(max(1 + np.exp(t), np.nextafter(1.0, 2.0)))
+
+
+#: Cap on the unit steps that grow a bracket (every bracket here closes within
+#: about 750 steps in log space, the range of a double).
+_MAX_BRACKET_STEPS = 2000
+
+
+@contextlib.contextmanager
+def blame_target(epsilon_hat, delta):
+    """Re-raise a ValueError of an inner calibration as one about the caller's target.
+
+    An order search calls Algorithm 1 at RDP levels the caller never chose; a
+    failure there ("epsilon = ... beyond double precision") is reported as a
+    failure of ``epsilon_hat`` and ``delta``, with the inner message kept.
+    """
+    try:
+        yield
+    except ValueError as exc:
+        if str(exc).startswith("epsilon_hat"):
+            raise
+        raise ValueError(f"epsilon_hat = {epsilon_hat:g} with delta = {delta:g} cannot be calibrated: "
+                         f"{exc}") from exc
 
 
 def _reference(counts):
@@ -230,19 +274,35 @@ def fixed_order(epsilon_hat, delta, *, n_releases=1, l2_sq=2.0, linf=1.0, counts
     if counts is not None:
         counts = _reference(counts)
 
+    log_delta = np.log(delta)
+
     def gap(log_eps):
         eps = np.exp(log_eps)
-        lam = 1 + 1 / eps
-        return eps_hat - np.log1p(-1 / lam) + np.log(delta * lam) / (lam - 1) - n * eps
+        if log_eps < 20:
+            lam = 1 + 1 / eps
+            return eps_hat - np.log1p(-1 / lam) + np.log(delta * lam) / (lam - 1) - n * eps
+        # lam - 1 = 1/eps is not representable as lam - 1: the same expression in log eps
+        return eps_hat + log_eps + np.log1p(1 / eps) + (log_delta + np.log1p(1 / eps)) * eps - n * eps
 
     # At eps <= min(delta, eps_hat / n) / 2 the order is at least 1/delta, where
     # dp_to_rdp exceeds eps_hat / n, so the gap is positive.
     lo = np.log(0.5 * min(delta, eps_hat / n))
     hi = max(lo, 0.0) + 1.0
-    while gap(hi) >= 0:  # the gap tends to -inf as eps grows
+    for _ in range(_MAX_BRACKET_STEPS):
+        if gap(hi) < 0:  # the gap tends to -inf as eps grows
+            break
         hi += 1.0
-    eps = float(np.exp(optimize.brentq(gap, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps)))
-    return _choice(eps, 1 + 1 / eps, l2_sq, linf, counts)
+    else:  # pragma: no cover - the gap is below 0 by log eps = 710
+        raise ValueError(f"the fixed rule found no RDP level for epsilon_hat = {eps_hat:g}, delta = {delta:g}")
+    eps = float(np.exp(_validate.brentq(gap, lo, hi, f"the fixed-rule RDP level of epsilon_hat = {eps_hat:g}, "
+                                        f"delta = {delta:g}", xtol=1e-14, rtol=4 * np.finfo(float).eps)))
+    if not 1 + 1 / eps > 1:
+        raise ValueError(
+            f"epsilon_hat / n_releases = {eps_hat / n:g} is too large for the fixed rule: its order "
+            f"1 + 1/epsilon (epsilon = {eps:.3g}) rounds to 1 in double precision; the rule works for "
+            "epsilon_hat / n_releases up to about 1e15")
+    with blame_target(eps_hat, delta):
+        return _choice(eps, 1 + 1 / eps, l2_sq, linf, counts)
 
 
 def optimal_order(epsilon_hat, delta, counts, *, n_releases=1, l2_sq=2.0, linf=1.0, lam_max=None, grid_size=128):
@@ -302,8 +362,9 @@ def optimal_order(epsilon_hat, delta, counts, *, n_releases=1, l2_sq=2.0, linf=1
         r, alpha = calibrate(dp_to_rdp(eps_hat, lam, delta, n_releases=n), lam, l2_sq, linf)
         return expected_kl_loss(counts, r, alpha)
 
-    lam, _ = search_order(eps_hat, delta, loss, lam_max=lam_max, grid_size=grid_size)
-    return _choice(dp_to_rdp(eps_hat, lam, delta, n_releases=n), lam, l2_sq, linf, counts)
+    with blame_target(eps_hat, delta):
+        lam, _ = search_order(eps_hat, delta, loss, lam_max=lam_max, grid_size=grid_size)
+        return _choice(dp_to_rdp(eps_hat, lam, delta, n_releases=n), lam, l2_sq, linf, counts)
 
 
 def search_order(epsilon_hat, delta, objective, *, lam_max=None, grid_size=128, xatol=1e-10):
@@ -350,7 +411,7 @@ def search_order(epsilon_hat, delta, objective, *, lam_max=None, grid_size=128, 
     if not lam0 * (1 + 1e-9) < lam_max:
         raise ValueError(
             f"no order in (1, lam_max = {lam_max:g}] meets epsilon_hat = {epsilon_hat:g}, delta = {delta:g}: "
-            f"the smallest feasible order is {lam0:.6g}"
+            f"the smallest feasible order is {lam0:.6g}; raise lam_max (default 1/delta) or epsilon_hat"
         )
 
     def of_u(u):

@@ -41,14 +41,17 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from . import _validate
-from .accounting import OrderChoice, dp_to_rdp, fixed_order, min_order, search_order
+from .accounting import _MAX_BRACKET_STEPS, OrderChoice, blame_target, dp_to_rdp, fixed_order, min_order, search_order
 from .calibration import calibrate
 from .gohari import gohari_calibrate
 from .moments import expected_kl_loss
 from .protocol import L1, L2_SQ, LINF
+#: Largest epsilon_hat of :func:`analytic_gaussian_sigma`: above it the terms of
+#: delta cancel beyond double precision (checked by the hardening tests).
+GAUSSIAN_EPSILON_HAT_MAX = 1e10
 #: Order of Gohari et al.'s release, :math:`\alpha = 1 + 4(\lambda - 1) r` (the author's value).
 GOHARI_LAM = 5.0
 
@@ -67,7 +70,9 @@ def _domain_sizes(domain_sizes):
             f"domain_sizes must be a non-empty 1-D sequence of integers in [2, inf), one per "
             f"release; got {domain_sizes!r}"
         )
-    return tuple(int(v) for v in sizes)
+    sizes = tuple(int(v) for v in sizes)
+    _validate.cells(sum(sizes), f"domain_sizes (summing to {sum(sizes)})")
+    return sizes
 
 
 # ----------------------------------------------------------------------------- Dirichlet
@@ -116,6 +121,7 @@ def public_reference(n_total, domain_sizes, n_rows, *, exponent=1.0):
         raise ValueError(f"n_rows must hold one integer in [1, inf) per release ({len(sizes)}); "
                          f"got {n_rows!r}")
     exponent = _validate.scalar(_validate.nonnegative(exponent, "exponent"), "exponent")
+    _validate.cells(sum(d * k for d, k in zip(sizes, rows.tolist())), "the public reference tables")
     out = []
     for d, k in zip(sizes, rows.tolist()):
         weights = np.arange(1, d + 1, dtype=float) ** -exponent
@@ -186,10 +192,11 @@ def model_order(epsilon_hat, delta, histograms, *, n_releases, grid_size=128) ->
         r, alpha = calibrate(dp_to_rdp(eps, lam, dlt, n_releases=m), lam, L2_SQ, LINF)
         return total_expected_kl(rows, r, alpha)
 
-    lam, _ = search_order(eps, dlt, loss, grid_size=grid_size, xatol=1e-8)
-    level = float(dp_to_rdp(eps, lam, dlt, n_releases=m))
-    r, alpha = calibrate(level, lam, L2_SQ, LINF)
-    return OrderChoice(lam, float(r), float(alpha), level, float(total_expected_kl(rows, r, alpha)))
+    with blame_target(eps, dlt):
+        lam, _ = search_order(eps, dlt, loss, grid_size=grid_size, xatol=1e-8)
+        level = float(dp_to_rdp(eps, lam, dlt, n_releases=m))
+        r, alpha = calibrate(level, lam, L2_SQ, LINF)
+        return OrderChoice(lam, float(r), float(alpha), level, float(total_expected_kl(rows, r, alpha)))
 
 
 def dirichlet_order(epsilon_hat, delta, n_releases, *, reference=None, rule="optimal") -> OrderChoice:
@@ -273,7 +280,12 @@ def analytic_gaussian_delta(sigma, epsilon_hat, sensitivity):
     a = sens / (2 * sigma) - eps * sigma / sens
     b = -sens / (2 * sigma) - eps * sigma / sens
     log_a = special.log_ndtr(a)
-    return (np.exp(log_a) * -np.expm1(eps + special.log_ndtr(b) - log_a))[()]
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = np.exp(log_a) * -np.expm1(eps + special.log_ndtr(b) - log_a)
+    # Phi(a) underflows to 0 far in the tail (-inf - -inf is NaN): delta is 0 there;
+    # rounding can leave a hair below 0 where delta is far below Phi(a).
+    out = np.where(np.isneginf(log_a), 0.0, out)
+    return np.maximum(out, 0.0)[()]
 
 
 def analytic_gaussian_sigma(epsilon_hat, delta, sensitivity):
@@ -307,18 +319,36 @@ def analytic_gaussian_sigma(epsilon_hat, delta, sensitivity):
     """
     eps, dlt = _target(epsilon_hat, delta)
     sens = _validate.scalar(_validate.positive(sensitivity, "sensitivity"), "sensitivity")
+    if eps > GAUSSIAN_EPSILON_HAT_MAX:
+        raise ValueError(f"epsilon_hat must be in (0, {GAUSSIAN_EPSILON_HAT_MAX:g}] for the analytic Gaussian "
+                         f"calibration (beyond it double precision cannot resolve delta); got {eps:g}")
 
     def gap(t):  # delta underflows to 0 only far above the root: log(0) = -inf is fine
         with np.errstate(divide="ignore"):
             return np.log(analytic_gaussian_delta(np.exp(t), eps, sens)) - np.log(dlt)
 
     lo = hi = np.log(sens)
-    while gap(lo) <= 0:
+    for _ in range(_MAX_BRACKET_STEPS):  # delta -> 1 as sigma -> 0
+        if gap(lo) > 0:
+            break
         lo -= 1.0
-    while gap(hi) > 0:
+    else:
+        raise ValueError(f"no sigma above {np.exp(lo):.3g} reaches delta = {dlt:g} at epsilon_hat = {eps:g} "
+                         f"and sensitivity = {sens:g}; epsilon_hat / sensitivity is beyond double precision")
+    for _ in range(_MAX_BRACKET_STEPS):  # delta -> 0 as sigma -> inf
+        if gap(hi) <= 0:
+            break
         hi += 1.0
-    t = optimize.brentq(gap, lo, hi, xtol=1e-13, rtol=4 * np.finfo(float).eps)
-    return float(np.exp(t))
+    else:
+        raise ValueError(f"no sigma below {np.exp(hi):.3g} reaches delta = {dlt:g} at epsilon_hat = {eps:g} "
+                         f"and sensitivity = {sens:g}; epsilon_hat / sensitivity is beyond double precision")
+    t = _validate.brentq(gap, lo, hi, f"the Gaussian sigma of epsilon_hat = {eps:g}, delta = {dlt:g}",
+                         xtol=1e-13, rtol=4 * np.finfo(float).eps)
+    sigma = float(np.exp(t))
+    if not 0 < sigma < np.inf:
+        raise ValueError(f"sigma for epsilon_hat = {eps:g}, delta = {dlt:g}, sensitivity = {sens:g} is "
+                         "outside double precision")
+    return sigma
 
 
 def classical_gaussian_sigma(epsilon_hat, delta, sensitivity):
@@ -332,7 +362,12 @@ def classical_gaussian_sigma(epsilon_hat, delta, sensitivity):
     """
     eps, dlt = _target(epsilon_hat, delta)
     sens = _validate.scalar(_validate.positive(sensitivity, "sensitivity"), "sensitivity")
-    return float(np.sqrt(2 * np.log(1.25 / dlt)) * sens / eps)
+    with np.errstate(over="ignore", under="ignore"):
+        sigma = float(np.sqrt(2 * np.log(1.25 / dlt)) * sens / eps)
+    if not 0 < sigma < np.inf:
+        raise ValueError(f"sigma = sqrt(2 log(1.25/delta)) sensitivity / epsilon_hat is outside double precision "
+                         f"for epsilon_hat = {eps:g}, delta = {dlt:g}, sensitivity = {sens:g}")
+    return sigma
 
 
 def rdp_gaussian_sigma(epsilon_hat, delta, sensitivity, *, grid_size=256):

@@ -22,7 +22,6 @@ released independently.
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize
 
 from . import _validate
 from .approximate_dp import analytic_gaussian_sigma, classical_gaussian_sigma, laplace_dp_scale
@@ -61,15 +60,21 @@ def clip_and_normalise(noisy_counts, floor: float = CLIP_FLOOR) -> np.ndarray:
     array([0.6, 0.2, 0.2])
     """
     floor = _validate.scalar(_validate.positive(floor, "floor"), "floor")
-    x = _validate._as_float(noisy_counts, "noisy_counts")
+    x = _validate.in_range(noisy_counts, "noisy_counts", -np.inf, open_low=True)  # finite, any sign
     if x.ndim == 0 or x.shape[-1] < 2:
         raise ValueError(
             f"noisy_counts must have at least two entries along its last axis; got shape {x.shape}"
         )
-    if x.size and not np.isfinite(x).all():
-        raise ValueError("noisy_counts must be finite (got NaN or infinity)")
     out = np.maximum(x, floor)  # a fresh array
-    out /= out.sum(axis=-1, keepdims=True)
+    with np.errstate(over="ignore"):
+        total = out.sum(axis=-1, keepdims=True)
+    if not np.isfinite(total).all():  # counts near the double range: scale by the largest first
+        out /= out.max(axis=-1, keepdims=True)
+        total = out.sum(axis=-1, keepdims=True)
+    with np.errstate(under="ignore"):
+        out /= total
+    if out.size and out.min() == 0:  # a floor far below the largest count underflowed
+        np.maximum(out, np.finfo(float).tiny, out=out)
     return out
 
 
@@ -115,9 +120,52 @@ def laplace_rdp(scale, lam, l1=1.0):
     lam = _validate.order(lam, "lam", strict=True)
     l1 = _validate.positive(l1, "l1")
     scale, lam, l1 = _validate.broadcast(scale=scale, lam=lam, l1=l1)
-    s = l1 / scale
+    with np.errstate(over="ignore", under="ignore"):
+        s = l1 / scale
+    if not np.all(np.isfinite(s)):
+        raise ValueError(f"l1 / scale overflows double precision (scale down to {np.min(scale):g}); "
+                         "raise scale or lower l1")
+    out = np.asarray(_laplace_rdp(s, lam))
+    small = (2 * lam - 1) * s < _SERIES_BELOW
+    if np.any(small):
+        out = np.where(small, np.exp(_laplace_log_rdp_series(s, lam)), out)
+    return out[()]
+
+
+#: Below this (2 lam - 1) s the closed form of :func:`laplace_rdp` cancels (its
+#: relative error is about 1e-16 / (lam s)); the series is used instead.
+_SERIES_BELOW = 1e-6
+
+
+def _laplace_rdp(s, lam):
+    """The closed form of :func:`laplace_rdp` at ``s = l1 / scale`` (accurate unless s is tiny)."""
     c = (lam - 1) / (2 * lam - 1)
-    return (s + np.log1p(c * np.expm1(-(2 * lam - 1) * s)) / (lam - 1))[()]
+    return s + np.log1p(c * np.expm1(-(2 * lam - 1) * s)) / (lam - 1)
+
+
+def _laplace_log_rdp_series(s, lam):
+    """log of :func:`laplace_rdp` for ``(2 lam - 1) s < 1e-6``, without cancellation.
+
+    With :math:`A = \\lambda/(2\\lambda-1)`, :math:`B = 1 - A`, the argument of the
+    logarithm is :math:`1 + z`, :math:`z = A(e^{(\\lambda-1)s} - 1) + B(e^{-\\lambda s}
+    - 1)`, whose first-order terms cancel exactly:
+    :math:`z = \\tfrac12\\lambda(\\lambda-1)s^2\\,(1 - s/3 + (\\lambda^2-\\lambda+1)s^2/12 + O(\\lambda^3 s^3))`,
+    so :math:`\\varepsilon = \\log(1+z)/(\\lambda-1) = \\tfrac12\\lambda s^2 (1 - s/3 +
+    (\\lambda^2-\\lambda+1)s^2/12)(1 - z/2 + z^2/3)`, with a relative truncation error
+    below :math:`10^{-18}` there. Returned in logarithms (no underflow).
+    """
+    ls = lam * s
+    z = 0.5 * ls * (lam - 1) * s
+    shape = -s / 3 + (ls * ls - ls * s + s * s) / 12
+    return np.log(0.5 * lam) + 2 * np.log(s) + np.log1p(shape) + np.log1p(-z / 2 + z * z / 3)
+
+
+def _laplace_log_rdp(s, lam):
+    """log of :func:`laplace_rdp` at ``s = l1 / scale``, finite for every s > 0."""
+    u = (2 * lam - 1) * s
+    if u < _SERIES_BELOW:
+        return float(_laplace_log_rdp_series(s, lam))
+    return float(np.log(_laplace_rdp(s, lam)))
 
 
 def laplace_scale(epsilon, lam, l1=1.0):
@@ -156,13 +204,27 @@ def laplace_scale(epsilon, lam, l1=1.0):
     l1 = _validate.scalar(_validate.positive(l1, "l1"), "l1")
     out = np.empty(epsilon.shape)
     for index, eps in np.ndenumerate(epsilon):
-        hi = l1 / eps
+        with np.errstate(over="ignore"):
+            hi = l1 / eps
+        if not np.isfinite(hi):
+            # epsilon(b) <= lam (l1 / b)^2 / 2 (pure DP l1/b implies this RDP level), so
+            # this b also has epsilon(b) <= eps, and it is finite.
+            hi = l1 * np.sqrt(lam / 2) / np.sqrt(eps)
+        if not np.isfinite(hi):
+            raise ValueError(f"epsilon = {eps:g} is too small: the Laplace scale overflows double precision")
         lo = hi / 2
-        while laplace_rdp(lo, lam, l1) <= eps:
+        for _ in range(2100):  # halving from b_+ reaches every positive double
+            if laplace_rdp(lo, lam, l1) > eps:
+                break
             lo /= 2
-        log_b = optimize.brentq(
-            lambda t: np.log(laplace_rdp(np.exp(t), lam, l1)) - np.log(eps),
-            np.log(lo), np.log(hi), xtol=1e-15, rtol=4 * np.finfo(float).eps,
+            if lo == 0 or not np.isfinite(l1 / lo):
+                raise ValueError(f"epsilon = {eps:g} with lam = {lam:g} and l1 = {l1:g} needs a Laplace "
+                                 "scale below double precision; lower epsilon or raise l1")
+        log_eps = np.log(eps)
+        log_b = _validate.brentq(
+            lambda t: _laplace_log_rdp(l1 / np.exp(t), lam) - log_eps,
+            np.log(lo), np.log(hi), f"the Laplace scale of epsilon = {eps:g}, lam = {lam:g}, l1 = {l1:g}",
+            xtol=1e-15, rtol=4 * np.finfo(float).eps,
         )
         out[index] = np.exp(log_b)
     return out[()]
@@ -218,8 +280,15 @@ class _NoiseMechanism(Mechanism):
         counts = _validate.vectors(counts, "counts", positive_entries=False)
         rng = _validate.generator(rng)
         draw = getattr(rng, self._distribution)
-        out = draw(0.0, getattr(self, self._scale), size=counts.shape)
-        out += counts
+        scale = getattr(self, self._scale)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = draw(0.0, scale, size=counts.shape)
+            out += counts
+        if out.size and not (np.isfinite(out.min()) and np.isfinite(out.max())):
+            raise ValueError(
+                f"counts plus noise of {self._scale} = {scale:.6g} overflow double precision; the "
+                f"largest count is {counts.max():.6g}: lower the counts or the {self._scale}"
+            )
         return out
 
     def release(self, counts, rng=None) -> np.ndarray:
@@ -276,7 +345,13 @@ class GaussianMechanism(_NoiseMechanism):
     def __init__(self, epsilon, lam, l2_sq=2.0, floor=CLIP_FLOOR):
         super().__init__(epsilon, lam, floor)
         self.l2_sq = _validate.scalar(_validate.positive(l2_sq, "l2_sq"), "l2_sq")
-        self.sigma = float(np.sqrt(self.lam * self.l2_sq / (2 * self.epsilon)))
+        with np.errstate(over="ignore"):
+            self.sigma = float(np.sqrt(self.lam * self.l2_sq / (2 * self.epsilon)))
+        if not 0 < self.sigma < np.inf:
+            raise ValueError(
+                f"sigma^2 = lam * l2_sq / (2 epsilon) is outside double precision for epsilon = "
+                f"{self.epsilon:g}, lam = {self.lam:g}, l2_sq = {self.l2_sq:g}; bring "
+                "lam * l2_sq / epsilon closer to 1")
 
     @classmethod
     def from_sigma(cls, sigma, floor=CLIP_FLOOR):
@@ -412,6 +487,7 @@ class ClassicalGaussianMechanism(GaussianMechanism):
     """
 
     name, label = "gaussian_classical", "Gaussian (classical)"
+    notions = ("dp",)
     _dp_sigma = staticmethod(classical_gaussian_sigma)
 
     @classmethod

@@ -90,11 +90,18 @@ def _structure(n_values, parents):
     if len(topological_order(parents)) != K:
         raise ValueError("parents must describe a directed acyclic graph; found a cycle")
     n_values = n_values.astype(np.int64)
+    total = 0
     for k, ps in enumerate(parents):
-        cells = int(np.prod([n_values[p] for p in ps], dtype=float)) * int(n_values[k])
+        # exact Python integers (a float or int64 product can round or wrap around)
+        cells = int(n_values[k])
+        for p in ps:
+            cells *= int(n_values[p])
         if cells > MAX_CELLS:
             raise ValueError(
                 f"the table of node {k} would have {cells} cells; at most {MAX_CELLS} allowed")
+        total += cells
+    if total > MAX_CELLS:
+        raise ValueError(f"the {K} tables would have {total} cells together; at most {MAX_CELLS} allowed")
     return n_values, parents
 
 
@@ -153,15 +160,7 @@ def depths(parents) -> np.ndarray:
 
 
 def _check_codes(codes, n_values):
-    codes = np.asarray(codes)
-    if (codes.ndim != 2 or codes.shape[1] != n_values.size
-            or not np.issubdtype(codes.dtype, np.integer)):
-        raise ValueError(
-            f"codes must be a 2-D integer array with {n_values.size} columns; "
-            f"got {codes.dtype} {codes.shape}")
-    if codes.size and (codes.min() < 0 or np.any(codes.max(axis=0) >= n_values)):
-        raise ValueError("codes must hold values in [0, n_values[k] - 1] in every column k")
-    return codes.astype(np.int64, copy=False)
+    return _validate.codes(codes, "codes", n_values)
 
 
 def count_tables(codes, n_values, parents):
@@ -231,7 +230,8 @@ def network_spec(n_values, parents, n_total) -> ReleaseSpec:
     >>> network_spec([2, 3], [(), (0,)], 10).shapes
     ((1, 2), (2, 3))
     """
-    n_values = np.asarray(n_values, dtype=np.int64)
+    n_values, parents = _structure(n_values, parents)
+    n_total = _validate.integer(n_total, "n_total", 0)
     rows = [int(np.prod([n_values[p] for p in ps], dtype=np.int64)) for ps in parents]
     return ReleaseSpec(tuple((r, int(v)) for r, v in zip(rows, n_values)), int(n_total))
 

@@ -61,8 +61,15 @@ def _line1_constants(first, first_name, lam, l2_sq, linf, g_factor, count_floor)
         g_factor=_validate.nonnegative(g_factor, "g_factor"),
         count_floor=_validate.nonnegative(count_floor, "count_floor"),
     )
-    k = 0.5 * lam * l2_sq
-    c = g_factor * (lam - 1) * linf + count_floor
+    with np.errstate(over="ignore"):
+        k = 0.5 * lam * l2_sq
+        c = g_factor * (lam - 1) * linf + count_floor
+    if not (np.all(np.isfinite(k)) and np.all(np.isfinite(c))):
+        raise ValueError(
+            "lam * l2_sq / 2 or g_factor * (lam - 1) * linf + count_floor overflows double precision "
+            f"(lam up to {np.max(lam):g}, l2_sq up to {np.max(l2_sq):g}, linf up to {np.max(linf):g}); "
+            "lower them"
+        )
     return first, lam, linf, g_factor, k, c
 
 
@@ -92,7 +99,13 @@ def rdp_epsilon(r, lam, l2_sq=2.0, linf=1.0, *, g_factor=3.0, count_floor=0.0):
         :math:`\\varepsilon = \\tfrac12\\lambda r^2\\Delta_2^2\\,\\psi'(1 + g(r) + r b)`.
     """
     r, _, _, _, k, c = _line1_constants(r, "r", lam, l2_sq, linf, g_factor, count_floor)
-    return (k * r**2 * _trigamma(1 + c * r))[()]
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.asarray(k * r**2 * _trigamma(1 + c * r))
+        # r**2 underflows (or overflows) below 1e-154 (above 1e154): the same product in logs.
+        extreme = (r < 1e-150) | (r > 1e150)
+        if np.any(extreme):
+            out[extreme] = np.exp(np.log(k) + 2 * np.log(r) + np.log(_trigamma(1 + c * r)))[extreme]
+    return out[()]
 
 
 def _solve_line1(epsilon, k, c, r_lo):
@@ -110,14 +123,26 @@ def _solve_line1(epsilon, k, c, r_lo):
     log_target = np.log(epsilon) - np.log(k)
     lo = np.log(r_lo)  # f(lo) <= 0
     # log r_+, the positive root of k r^2 = epsilon (1 + c r): f(hi) > 0 (hypot avoids overflow)
-    hi = np.log(epsilon * c + np.hypot(epsilon * c, 2 * np.sqrt(k * epsilon))) - np.log(2 * k)
+    with np.errstate(over="ignore", under="ignore"):
+        k_eps = k * epsilon
+        # sqrt(k epsilon) without under- or overflow of the product (only where it would)
+        root = np.where((k_eps > 1e-300) & (k_eps < 1e300), np.sqrt(k_eps), np.sqrt(k) * np.sqrt(epsilon))
+        hi = np.log(epsilon * c + np.hypot(epsilon * c, 2 * root)) - np.log(2 * k)
     with np.errstate(over="ignore"):
         representable = np.isfinite(c * np.exp(hi)) & np.isfinite(k * np.exp(2 * hi))
-    if not np.all(representable):
+    if not np.all(np.isfinite(hi) & (hi >= lo)):
+        i = int(np.argmax(~(np.isfinite(hi) & (hi >= lo))))
         raise ValueError(
-            "epsilon, lam, l2_sq and linf put the solution of Line 1 beyond double precision "
-            f"(c r or r^2 overflows for epsilon = {epsilon[~representable][:3]}); "
-            "rescale the sensitivities"
+            f"epsilon = {epsilon[i]:g} with K = lam * l2_sq / 2 = {k[i]:g} puts the bracket of Line 1 "
+            "outside double precision; bring epsilon / (lam * l2_sq) closer to 1"
+        )
+    if not np.all(representable):
+        i = int(np.argmax(~representable))
+        raise ValueError(
+            f"epsilon = {epsilon[i]:g} (element {i} of the solved entries) with K = lam * l2_sq / 2 = "
+            f"{k[i]:g} and slope c = {c[i]:g} puts the solution r of Line 1 beyond double precision "
+            "(c r or K r^2 overflows); lower epsilon, or raise l2_sq or lower linf, lam, g_factor "
+            "and count_floor"
         )
     t = lo.copy()
     for _ in range(_MAX_NEWTON_STEPS):
@@ -132,10 +157,13 @@ def _solve_line1(epsilon, k, c, r_lo):
         t = np.where(inside, newton, 0.5 * (lo + hi))
         # A step below 1e-13 either stays inside the bracket or the bracket has shrunk
         # below 1e-13 (rounding can put f(log r_-) a hair above zero when c r is tiny).
-        if np.all((np.abs(step) <= 1e-13) | (hi - lo <= 1e-13)):
+        # Far from r = 1 (|log r| > 128) 1e-13 is below a few units in the last place of t.
+        tol = np.maximum(1e-13, 8 * np.spacing(np.abs(t)))
+        if np.all((np.abs(step) <= tol) | (hi - lo <= tol)):
             return np.exp(t)
-    raise RuntimeError(  # pragma: no cover - Lemma 2 and the bracket rule this out
-        f"Line 1 did not converge in {_MAX_NEWTON_STEPS} steps for epsilon = {epsilon[:5]}"
+    raise ValueError(  # pragma: no cover - Lemma 2 and the bracket rule this out
+        f"Line 1 did not converge in {_MAX_NEWTON_STEPS} steps for epsilon = {epsilon[:5]}; "
+        "epsilon, lam, l2_sq and linf are outside the range where it was verified"
     )
 
 
@@ -182,11 +210,26 @@ def calibrate(epsilon, lam, l2_sq=2.0, linf=1.0, *, g_factor=3.0, count_floor=0.
     epsilon, lam, linf, g_factor, k, c = _line1_constants(
         epsilon, "epsilon", lam, l2_sq, linf, g_factor, count_floor
     )
-    r = np.array(np.sqrt(epsilon / (k * TRIGAMMA_AT_ONE)))  # exact where c == 0
+    with np.errstate(over="ignore", under="ignore"):
+        r = np.array(np.sqrt(epsilon / (k * TRIGAMMA_AT_ONE)))  # exact where c == 0
+        extreme = ~np.isfinite(r) | (r < 1e-150)
+        if np.any(extreme):  # the ratio over- or underflows: the same root in logs
+            r[extreme] = np.exp(0.5 * (np.log(epsilon) - np.log(k) - np.log(TRIGAMMA_AT_ONE)))[extreme]
     solve = c > 0
     if np.any(solve):
         r[solve] = _solve_line1(epsilon[solve], k[solve], c[solve], r[solve])
-    alpha = 1 + (g_factor + 1) * (lam - 1) * r * linf
+    with np.errstate(over="ignore"):
+        alpha = 1 + (g_factor + 1) * (lam - 1) * r * linf
+    bad = ~(np.isfinite(r) & (r > 0) & np.isfinite(alpha))
+    if np.any(bad):
+        i = np.unravel_index(int(np.argmax(bad)), np.shape(bad)) if np.ndim(bad) else ()
+        where = f" at index {i[0] if len(i) == 1 else i}" if i else ""
+        raise ValueError(
+            f"epsilon = {float(epsilon[i]):g}, lam = {float(lam[i]):g}, l2_sq = {float(k[i] * 2 / lam[i]):g} "
+            f"and linf = {float(linf[i]):g}{where} put r = {float(r[i]):g} or alpha = {float(alpha[i]):g} "
+            "outside double precision (r must be positive and finite); bring epsilon / (lam * l2_sq) "
+            "closer to 1"
+        )
     if r.ndim == 0:
         return Calibration(float(r), float(alpha))
     return Calibration(r, alpha)

@@ -69,6 +69,18 @@ GAMMA_RTOL = 1e-10
 #: Relative tolerance on r of the calibration (before the final safety step).
 R_RTOL = 1e-10
 
+#: Largest known total of the release: beyond it the concentrations k of the
+#: Beta tails are so large that the root searches crawl through thousands of
+#: doublings of gamma (n_total = 1e300 took minutes per call).
+N_TOTAL_MAX = 1e15
+#: Largest scale r of a release (r = 1e100 did not finish in minutes; the
+#: calibration searches r in [1e-300, 1e12]).
+R_MAX = 1e12
+#: Largest target of :func:`gohari_calibrate` (1e100 took minutes per call).
+EPSILON_HAT_MAX = 1e4
+#: Cap on the steps of every bracketing and bisection loop.
+_MAX_STEPS = 2000
+
 _N_NODES = 16
 _x, _w = legendre.leggauss(_N_NODES)
 _V = 0.5 * (_x + 1)
@@ -133,13 +145,14 @@ def _scalar(value, name, check):
 
 def _check_setting(r, lam, n_total, d, min_count):
     """Validate one release's setting; return floats r, lam, n_total, int d, m."""
-    r = _scalar(r, "r", _validate.positive)
+    r = _validate.scalar(_validate.in_range(r, "r", 0.0, R_MAX, open_low=True, open_high=False), "r")
     lam = _validate.scalar(_validate.order(lam, "lam"), "lam")
     d = _validate.integer(d, "d", 2)
     if min_count not in (0, 1) or isinstance(min_count, bool):
         raise ValueError(f"min_count must be 0 or 1; got {min_count!r}")
     n_total = _validate.scalar(
-        _validate.in_range(n_total, "n_total", 1.0 + min_count, open_low=False), "n_total"
+        _validate.in_range(n_total, "n_total", 1.0 + min_count, N_TOTAL_MAX, open_low=False,
+                           open_high=False), "n_total"
     )
     return r, lam, n_total, int(d), int(min_count)
 
@@ -364,7 +377,9 @@ def _illinois(func, lo, f_lo, hi, f_hi, *, xtol, ftol):
             side = 1
         if hi - lo <= xtol:
             return (lo, f_lo) if abs(f_lo) <= abs(f_hi) else (hi, f_hi)
-    raise RuntimeError("the Illinois iteration did not converge")  # pragma: no cover
+    raise ValueError(  # pragma: no cover - regula falsi with the Illinois weights converges
+        "the root search of Gohari et al.'s guarantee did not converge in 200 steps; the arguments "
+        "are outside the range where it was verified")
 
 
 def _solve_gamma(delta, par, d):
@@ -394,7 +409,9 @@ def _solve_gamma(delta, par, d):
     hi = min(float(special.betaincinv(a, a0 - a, delta)) * (1 + 1e-9), g_max)
     lo = min(max(float(special.betaincinv(a, a0 - a, delta / n_parts)) * (1 - 1e-9), tiny), hi)
     f_hi = excess(np.log(hi))
-    while f_hi < 0:
+    if np.isnan(f_hi):
+        raise ValueError(_unresolved(delta, par, d))
+    while f_hi < 0:  # doubling up to g_max: at most about 1075 steps
         if hi >= g_max:
             raise ValueError(
                 f"delta = {delta:g} cannot be reached: delta(gamma) is at most "
@@ -403,7 +420,7 @@ def _solve_gamma(delta, par, d):
         lo, hi = hi, min(2 * hi, g_max)
         f_hi = excess(np.log(hi))
     f_lo = excess(np.log(lo))
-    while f_lo > 0:
+    while f_lo > 0:  # halving down to tiny: at most about 1075 steps
         if lo <= tiny:
             raise ValueError(
                 f"delta = {delta:g} cannot be reached: its floor, delta(gamma) at the "
@@ -413,15 +430,26 @@ def _solve_gamma(delta, par, d):
         lo = max(lo / 2, tiny)
         f_lo = excess(np.log(lo))
     if not np.isfinite(f_lo):  # delta(lo) underflowed: move up until it is positive
-        while not np.isfinite(f_lo) and hi / lo > 1 + 1e-12:
-            mid = np.sqrt(lo * hi)
+        for _ in range(_MAX_STEPS):
+            if np.isfinite(f_lo) or not hi / lo > 1 + 1e-12:
+                break
+            # the geometric mean; lo * hi underflows when both are tiny
+            mid = np.sqrt(lo * hi) if lo * hi > 1e-300 else np.sqrt(lo) * np.sqrt(hi)
             f_mid = excess(np.log(mid))
+            if np.isnan(f_mid):
+                raise ValueError(_unresolved(delta, par, d))
             if f_mid > 0:
                 hi, f_hi = mid, f_mid
             else:
                 lo, f_lo = mid, f_mid
     t, _ = _illinois(excess, np.log(lo), f_lo, np.log(hi), f_hi, xtol=GAMMA_RTOL, ftol=1e-13)
     return float(np.exp(t))
+
+
+def _unresolved(delta, par, d):
+    return (f"delta(gamma) cannot be evaluated in double precision for k = {par.k:.6g}, "
+            f"eta = {par.eta:.6g} (d = {d}) at delta = {delta:g}; n_total or r is too large "
+            f"(n_total at most {N_TOTAL_MAX:g} is supported)")
 
 
 def _check_delta(delta):
@@ -528,6 +556,9 @@ def gohari_calibrate(epsilon_hat, delta, *, lam, n_total, d, min_count=0) -> Goh
     0.053300 1.000000000
     """
     target = _scalar(epsilon_hat, "epsilon_hat", _validate.positive)
+    if target > EPSILON_HAT_MAX:
+        raise ValueError(f"epsilon_hat must be in (0, {EPSILON_HAT_MAX:g}] for Gohari et al.'s calibration "
+                         f"(larger targets need r so large that the root searches crawl); got {target:g}")
     delta = _check_delta(delta)
     _, lam, n_total, d, m = _check_setting(1.0, lam, n_total, d, min_count)
 
@@ -561,10 +592,13 @@ def gohari_calibrate(epsilon_hat, delta, *, lam, n_total, d, min_count=0) -> Goh
         step *= 2
     (t_lo, f_lo), (t_hi, f_hi) = sorted([(t, f), (t_next, f_next)])
     t, _ = _illinois(gap, t_lo, f_lo, t_hi, f_hi, xtol=R_RTOL, ftol=1e-12)
-    while seen[t].epsilon_hat > target:  # never return a guarantee above the target
+    for _ in range(_MAX_STEPS):
+        if not seen[t].epsilon_hat > target:  # never return a guarantee above the target
+            return seen[t]
         t -= R_RTOL
         gap(t)
-    return seen[t]
+    raise ValueError(  # pragma: no cover - the root is accurate to R_RTOL
+        f"could not bring epsilon_hat below the target {target:g} at delta = {delta:g}")
 
 
 def _mp_log_beta(mp, a, b):

@@ -147,8 +147,14 @@ class DirichletMechanism(Mechanism):
             Non-negative finite counts :math:`f(x)`, ``d >= 2``.
         """
         counts = _validate.vectors(counts, "counts", positive_entries=False)
-        out = np.multiply(counts, self.r, order="C")  # a fresh C-ordered array, also for views
-        out += self.alpha
+        with np.errstate(over="ignore"):
+            out = np.multiply(counts, self.r, order="C")  # a fresh C-ordered array, also for views
+            out += self.alpha
+        if out.size and not np.isfinite(out.max()):  # one reduction; counts are finite
+            raise ValueError(
+                f"counts must be at most {np.finfo(float).max / self.r:.6g}: r * counts + alpha "
+                f"overflows double precision (r = {self.r:.6g}, largest count {counts.max():.6g})"
+            )
         return out
 
     def worst_neighbour(self, counts):
@@ -197,17 +203,56 @@ class DirichletMechanism(Mechanism):
         Returns
         -------
         ndarray, shape (..., d)
-            Points of the probability simplex. Drawn as normalised independent
-            Gamma variables; every shape parameter is at least :math:`\\alpha \\ge 1`,
-            so no draw underflows to an all-zero vector.
+            Points of the probability simplex, every entry positive and finite.
+            Drawn as normalised independent Gamma variables. Algorithm 1 has
+            every shape parameter at least :math:`\\alpha \\ge 1`, so no draw
+            underflows. A batch with a shape parameter below 1 (possible
+            through :meth:`from_concentration`) is drawn in logarithms instead,
+            :math:`\\log G = \\log G' + \\log(U)/a` with :math:`G' \\sim
+            \\Gamma(a + 1)` and :math:`U` uniform, normalised by the largest
+            entry; an entry whose share is below the smallest normal double is
+            raised to it. A row whose sum overflows is divided by its largest
+            entry before it is normalised.
+
+        Raises
+        ------
+        ValueError
+            If ``r * counts + alpha`` overflows double precision.
         """
         rng = _validate.generator(rng)
         # Gamma draws overwrite their own shape parameters (each element depends only
         # on its own parameter), so a release allocates one array of the batch's size.
         y = self.concentration(counts)
+        if y.size and y.min() < 1:
+            return _log_space_dirichlet(y, rng)
         rng.standard_gamma(y, out=y)
-        y /= y.sum(axis=-1, keepdims=True)
+        with np.errstate(over="ignore"):
+            total = y.sum(axis=-1, keepdims=True)
+        if not np.isfinite(total).all():  # huge concentrations: scale by the largest draw first
+            if not np.isfinite(y.max()):
+                raise ValueError("counts are too large: a Gamma draw of r * counts + alpha overflows "
+                                 "double precision")
+            y /= y.max(axis=-1, keepdims=True)
+            total = y.sum(axis=-1, keepdims=True)
+        y /= total
         return y
+
+
+def _log_space_dirichlet(a, rng):
+    """Dirichlet(a) draws for shape parameters that may be far below 1, never zero or NaN.
+
+    ``Gamma(a) = Gamma(a + 1) U^{1/a}`` in distribution, so ``log G = log G' +
+    log(U)/a`` is finite even where ``G`` underflows; rows are normalised by
+    their largest entry in logarithms, and entries below the smallest normal
+    double are raised to it (a change far below the resolution of the sum).
+    """
+    log_g = np.log(rng.standard_gamma(a + 1))
+    log_g += np.log1p(-rng.random(a.shape)) / a
+    log_g -= log_g.max(axis=-1, keepdims=True)
+    y = np.exp(log_g, out=log_g)
+    y /= y.sum(axis=-1, keepdims=True)
+    np.maximum(y, np.finfo(float).tiny, out=y)
+    return y
 
 
 class GohariMechanism(DirichletMechanism):
@@ -225,6 +270,7 @@ class GohariMechanism(DirichletMechanism):
     """
 
     name, label = "gohari", "Gohari et al."
+    notions = ("dp",)
 
     @property
     def guarantee(self):
@@ -240,6 +286,9 @@ class GohariMechanism(DirichletMechanism):
     def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
         """One :math:`r` per distinct domain size; not attained when no :math:`r` reaches the target."""
         sizes = [d for _, d in spec.shapes]
+        # Bad arguments raise here; only an unreachable target is "not attained".
+        _validate.scalar(_validate.positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
+        _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
         try:
             found = gohari_releases(epsilon_hat, delta, sizes, n_total=spec.n_total, lam=GOHARI_LAM,
                                     cache=cache)

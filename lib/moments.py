@@ -47,7 +47,10 @@ def _parameters(counts, r, alpha, *, need_total: bool = False):
     counts = np.broadcast_to(counts, batch + (d,))
     r = np.broadcast_to(r, batch)[..., None]
     alpha = np.broadcast_to(alpha, batch)[..., None]
-    n_f = counts.sum(axis=-1, keepdims=True)
+    with np.errstate(over="ignore"):
+        n_f = counts.sum(axis=-1, keepdims=True)
+    if not np.all(np.isfinite(n_f)):
+        raise ValueError("counts sum to more than double precision holds along the last axis; rescale them")
     if need_total and np.any(n_f <= 0):
         raise ValueError("counts must have a positive total N_f along the last axis (the bias "
                          "compares y with f(x) / N_f); got a histogram of zeros")
@@ -141,6 +144,10 @@ def output_variance(counts, r, alpha):
     return a * rest / (total**2 * (total + 1))
 
 
+#: Largest order of :func:`output_raw_moment` (one pass over the batch per order).
+MAX_MOMENT_ORDER = 10_000
+
+
 def output_raw_moment(counts, r, alpha, k):
     """Raw moment :math:`E[y_i^k]` of each coordinate of the output.
 
@@ -155,7 +162,7 @@ def output_raw_moment(counts, r, alpha, k):
     counts, r, alpha
         See the module docstring.
     k : int
-        Order, a non-negative integer.
+        Order, an integer in ``[0, MAX_MOMENT_ORDER]``.
 
     Returns
     -------
@@ -166,8 +173,11 @@ def output_raw_moment(counts, r, alpha, k):
     >>> output_raw_moment([1, 3], r=1.0, alpha=1.0, k=2)
     array([0.14285714, 0.47619048])
     """
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
-        raise ValueError(f"k must be a non-negative integer; got {k!r}")
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
+        raise _validate.ArgumentTypeError(f"k must be a non-negative integer (at most {MAX_MOMENT_ORDER}); "
+                                          f"got {type(k).__name__} {k!r}")
+    if not 0 <= k <= MAX_MOMENT_ORDER:
+        raise ValueError(f"k must be a non-negative integer, at most {MAX_MOMENT_ORDER}; got {k!r}")
     counts, r, alpha, n_f, d = _parameters(counts, r, alpha)
     a, total = r * counts + alpha, r * n_f + d * alpha
     out = np.ones(a.shape)
@@ -202,7 +212,10 @@ def expected_kl_loss(counts, r, alpha):
         The expected loss, one per histogram / parameter pair.
     """
     counts = _validate.vectors(counts, "counts", positive_entries=False)
-    total = counts.sum(axis=-1)
+    with np.errstate(over="ignore"):
+        total = counts.sum(axis=-1)
+    if not np.all(np.isfinite(total)):
+        raise ValueError("counts sum to more than double precision holds along the last axis; rescale them")
     if np.any(total <= 0):
         raise ValueError("counts must have a positive total along the last axis")
     r = _validate.positive(r, "r")

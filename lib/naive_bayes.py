@@ -57,29 +57,41 @@ def release_budget(epsilon, n_attributes):
     return float(out) if out.ndim == 0 else out
 
 
+def _domain(n_values, n_columns, n_classes):
+    """Validate public domain sizes and the number of classes; refuse absurd model sizes."""
+    n_values = np.asarray(n_values)
+    if (n_values.shape != (n_columns,) or not np.issubdtype(n_values.dtype, np.integer)
+            or np.any(n_values < 2)):
+        raise ValueError(
+            f"n_values must hold one integer in [2, inf) per column of X ({n_columns}); got {n_values!r}"
+        )
+    n_classes = _validate.integer(n_classes, "n_classes", 2)
+    # exact Python integers: a sum of huge int64 values must not wrap around
+    _validate.cells(n_classes * sum(int(v) for v in n_values),
+                    f"a naive Bayes model with n_classes = {n_classes} and sum(n_values) = "
+                    f"{sum(int(v) for v in n_values)}", MAX_CELLS)
+    return n_values.astype(np.int64), int(n_classes)
+
+
 def _codes(X, y, n_values, n_classes):
     """Validate integer codes and the public domains they index."""
     X = np.asarray(X)
-    y = np.asarray(y)
     if X.ndim != 2 or X.shape[1] < 1 or not np.issubdtype(X.dtype, np.integer):
         raise ValueError(f"X must be a 2-D integer array with at least one column; got {X.dtype} {X.shape}")
+    y = np.asarray(y)
     if y.ndim != 1 or y.shape[0] != X.shape[0] or not np.issubdtype(y.dtype, np.integer):
         raise ValueError(
             f"y must be a 1-D integer array with one entry per row of X; got {y.dtype} {y.shape}"
         )
-    n_values = np.asarray(n_values)
-    if (n_values.shape != (X.shape[1],) or not np.issubdtype(n_values.dtype, np.integer)
-            or np.any(n_values < 2)):
-        raise ValueError(
-            f"n_values must hold one integer in [2, inf) per column of X ({X.shape[1]}); got {n_values!r}"
-        )
-    n_classes = _validate.integer(n_classes, "n_classes", 2)
-    if X.size and (X.min() < 0 or np.any(X.max(axis=0) >= n_values)):
-        raise ValueError("X must hold codes in [0, n_values[j] - 1] in every column j")
-    if y.size and (y.min() < 0 or y.max() >= n_classes):
-        raise ValueError(f"y must hold class codes in [0, {n_classes - 1}]")
-    return (X.astype(np.int64, copy=False), y.astype(np.int64, copy=False),
-            n_values.astype(np.int64), int(n_classes))
+    n_values, n_classes = _domain(n_values, X.shape[1], n_classes)
+    X = _validate.codes(X, "X", n_values)
+    y = _validate.labels(y, "y", n_classes)
+    return X, y, n_values, n_classes
+
+
+#: Largest number of cells of a model (classes times the summed domain sizes);
+#: the same cap as :data:`lib.bayesian_network.MAX_CELLS`.
+MAX_CELLS = _validate.MAX_CELLS
 
 
 def count(X, y, n_values, n_classes):
@@ -135,7 +147,8 @@ def model_spec(n_values, n_classes, n_total) -> ReleaseSpec:
     >>> model_spec([2, 3], 2, 100).shapes
     ((1, 2), (2, 2), (2, 3))
     """
-    d = _validate.integer(n_classes, "n_classes", 2)
+    n_values, d = _domain(n_values, np.size(n_values), n_classes)
+    n_total = _validate.integer(n_total, "n_total", 0)
     return ReleaseSpec(((1, int(d)),) + tuple((int(d), int(v)) for v in n_values), int(n_total), (0,))
 
 
@@ -203,13 +216,19 @@ def release_parameters(class_counts, feature_counts, mechanism, *, n_draws=1, rn
     objects = releases_of(mechanism, len(feature_counts) + 1)
     n_draws = _validate.integer(n_draws, "n_draws")
     rng = _validate.generator(rng)
-    counts = [np.asarray(class_counts, dtype=float)] + [np.asarray(t, dtype=float) for t in feature_counts]
+    counts = [_validate.nonnegative(class_counts, "class_counts")] + [
+        _validate.nonnegative(t, f"feature_counts[{k}]") for k, t in enumerate(feature_counts)]
     logs = log_releases(objects, counts, n_draws, rng)
     return logs[0], logs[1:]
 
 
 def _one_hot(X, n_values):
-    """The (n, sum n_k) indicator matrix of the codes, one block per attribute."""
+    """The (n, sum n_k) indicator matrix of the codes, one block per attribute.
+
+    ``X`` must be validated codes (:func:`lib._validate.codes`): scipy does not
+    check the column indices of a CSR matrix, and an out-of-range code reads or
+    writes outside it.
+    """
     X = np.asarray(X, dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(n_values)[:-1]])
     n, K = X.shape
@@ -236,8 +255,20 @@ def log_proba(X, log_prior, log_feature, n_values):
     -------
     ndarray, shape (B, n, d)
     """
-    log_prior = np.asarray(log_prior, dtype=float)
+    n_values = _validate.integer_array(n_values, "n_values")
+    if n_values.ndim != 1 or n_values.size < 1 or np.any(n_values < 2):
+        raise ValueError(f"n_values must be a 1-D array of integers in [2, inf); got {n_values!r}")
+    X = _validate.codes(X, "X", n_values)
+    log_prior = _validate._as_float(log_prior, "log_prior")
+    if log_prior.ndim != 2 or log_prior.shape[1] < 2:
+        raise ValueError(f"log_prior must have shape (B, d) with d >= 2; got {log_prior.shape}")
     B, d = log_prior.shape
+    if len(log_feature) != n_values.size:
+        raise ValueError(f"log_feature must hold one table per attribute ({n_values.size}); got {len(log_feature)}")
+    for k, t in enumerate(log_feature):
+        if np.shape(t) != (B, d, int(n_values[k])):
+            raise ValueError(f"log_feature[{k}] must have shape (B, d, n_values[{k}]) = "
+                             f"{(B, d, int(n_values[k]))}; got {np.shape(t)}")
     weights = np.concatenate(log_feature, axis=-1)  # (B, d, D)
     weights = np.ascontiguousarray(weights.reshape(B * d, -1).T)  # (D, B d)
     scores = _one_hot(X, n_values) @ weights  # (n, B d)
@@ -248,16 +279,34 @@ def log_proba(X, log_prior, log_feature, n_values):
 def cross_entropy(log_probs, y):
     """Mean test cross-entropy :math:`-\\frac1n\\sum_i \\log\\Pr[y = y_i \\mid x_i]`.
 
-    ``log_probs`` has shape (..., n, d); the result has shape (...).
+    ``log_probs`` has shape (..., n, d); the result has shape (...). Every
+    label must be a class code in ``[0, d - 1]`` (one per row).
     """
-    y = np.asarray(y, dtype=np.int64)
+    log_probs, y = _scored(log_probs, y)
     picked = np.take_along_axis(log_probs, np.broadcast_to(y[:, None], log_probs.shape[:-1] + (1,)), -1)
     return -picked[..., 0].mean(axis=-1)
 
 
 def accuracy(log_probs, y):
-    """Share of rows whose most probable class (first one on ties) is the label."""
-    return (np.argmax(log_probs, axis=-1) == np.asarray(y)).mean(axis=-1)
+    """Share of rows whose most probable class (first one on ties) is the label.
+
+    ``log_probs`` has shape (..., n, d); every label must be a class code in ``[0, d - 1]``.
+    """
+    log_probs, y = _scored(log_probs, y)
+    return (np.argmax(log_probs, axis=-1) == y).mean(axis=-1)
+
+
+def _scored(log_probs, y):
+    """Validate posterior log-probabilities of shape (..., n, d) and the n labels they score."""
+    log_probs = np.asarray(log_probs)
+    if log_probs.dtype.kind not in "fiu":
+        raise _validate.ArgumentTypeError(f"log_probs must be real; got dtype {log_probs.dtype}")
+    if log_probs.ndim < 2 or log_probs.shape[-1] < 2:
+        raise ValueError(f"log_probs must have shape (..., n, d) with d >= 2; got {log_probs.shape}")
+    y = _validate.labels(y, "y", log_probs.shape[-1])
+    if y.shape[0] != log_probs.shape[-2]:
+        raise ValueError(f"y must hold one label per row of log_probs ({log_probs.shape[-2]}); got {y.shape[0]}")
+    return log_probs, y
 
 
 class PrivateNaiveBayes:
@@ -333,10 +382,30 @@ class PrivateNaiveBayes:
         """
         cls = get(self.mechanism)
         X_arr, y_arr = np.asarray(X), np.asarray(y)
-        if n_values is None:
-            n_values = np.maximum(X_arr.max(axis=0) + 1, 2) if X_arr.size else X_arr.shape[1:]
-        if n_classes is None:
-            n_classes = int(max(y_arr.max() + 1, 2)) if y_arr.size else 2
+        if n_values is None and X_arr.ndim == 2 and np.issubdtype(X_arr.dtype, np.integer) and X_arr.size:
+            if X_arr.min() < 0:
+                raise ValueError(f"X must hold codes in [0, inf) to infer n_values; got {int(X_arr.min())}")
+            n_values = np.maximum(X_arr.max(axis=0) + 1, 2)
+            # an inferred domain is refused before anything is allocated for it
+            _validate.cells(sum(int(v) for v in n_values),
+                            f"the domain inferred from X (largest code {int(X_arr.max())})", MAX_CELLS,
+                            "; check X or pass the public domain as n_values")
+        elif n_values is None:
+            n_values = X_arr.shape[1:]
+        if n_classes is None and y_arr.ndim == 1 and np.issubdtype(y_arr.dtype, np.integer) and y_arr.size:
+            present = np.unique(y_arr)
+            if present[0] < 0 or present[-1] >= MAX_CELLS:
+                raise ValueError(f"y must hold class codes in [0, {MAX_CELLS - 1}] to infer n_classes; got "
+                                 f"{int(present[0] if present[0] < 0 else present[-1])}")
+            n_classes = int(max(present[-1] + 1, 2))
+            if present.size != present[-1] + 1:
+                missing = np.setdiff1d(np.arange(present[-1] + 1), present)
+                raise ValueError(
+                    f"y must hold the class codes 0..K-1 when n_classes is inferred; classes "
+                    f"{missing[:10].tolist()} are absent, which would make empty classes (relabel y, "
+                    "or pass n_classes to declare a public domain with empty classes)")
+        elif n_classes is None:
+            n_classes = 2
         rng = _validate.generator(self.random_state)
         self.class_count_, self.feature_count_ = count(X, y, n_values, n_classes)
         self.n_values_ = np.asarray(n_values, dtype=np.int64)
@@ -356,12 +425,7 @@ class PrivateNaiveBayes:
     def _check_X(self, X):
         if not hasattr(self, "class_log_prior_"):
             raise ValueError("this PrivateNaiveBayes is not fitted yet; call fit first")
-        X = np.asarray(X)
-        if (X.ndim != 2 or X.shape[1] != len(self.n_values_) or not np.issubdtype(X.dtype, np.integer)):
-            raise ValueError(f"X must be a 2-D integer array with {len(self.n_values_)} columns")
-        if X.size and (X.min() < 0 or np.any(X.max(axis=0) >= self.n_values_)):
-            raise ValueError("X must hold codes in [0, n_values[j] - 1] in every column j")
-        return X
+        return _validate.codes(X, "X", self.n_values_)
 
     def predict_log_proba(self, X):
         """Log posterior class probabilities, shape (n, d)."""

@@ -13,6 +13,11 @@ import numpy as np
 from . import _validate
 
 
+#: Largest array :func:`all_neighbours` builds (about d^3 cells for d bins):
+#: 3e7 float64 cells are 240 MB, d up to about 310.
+MAX_NEIGHBOUR_CELLS = 3 * 10**7
+
+
 def all_neighbours(counts) -> np.ndarray:
     """Every histogram that differs from ``counts`` by one record.
 
@@ -31,6 +36,12 @@ def all_neighbours(counts) -> np.ndarray:
     if counts.ndim != 1 or np.any(counts != np.round(counts)):
         raise ValueError("counts must be a one-dimensional vector of whole numbers")
     d = counts.size
+    n_rows = d + int(np.count_nonzero(counts)) * d  # d additions, then per non-empty bin 1 removal, d - 1 moves
+    if n_rows * d > MAX_NEIGHBOUR_CELLS:
+        raise ValueError(
+            f"all_neighbours of a histogram with d = {d} bins needs {n_rows} x {d} = {n_rows * d} "
+            f"cells; at most {MAX_NEIGHBOUR_CELLS} are allowed (d up to about 310 when every bin "
+            "is non-empty); use random_neighbours for larger d")
     eye = np.eye(d)
     nonempty = np.flatnonzero(counts > 0)
     moves = [counts - eye[i] + eye[j] for i in nonempty for j in range(d) if j != i]
@@ -62,11 +73,15 @@ def random_neighbours(n_pairs: int, d: int, *, max_count: int, min_count: int = 
         the floor).
     """
     rng = _validate.generator(rng)
-    for name, value, low in (("n_pairs", n_pairs, 1), ("d", d, 2), ("min_count", min_count, 0)):
-        if not isinstance(value, (int, np.integer)) or value < low:
-            raise ValueError(f"{name} must be an integer in [{low}, inf); got {value!r}")
-    if not isinstance(max_count, (int, np.integer)) or max_count < min_count:
+    n_pairs = _validate.integer(n_pairs, "n_pairs", 1)
+    d = _validate.integer(d, "d", 2)
+    min_count = _validate.integer(min_count, "min_count", 0)
+    if isinstance(max_count, (bool, np.bool_)) or not isinstance(max_count, (int, np.integer)):
+        raise _validate.ArgumentTypeError(f"max_count must be an integer in [min_count, inf) = [{min_count}, inf); "
+                                          f"got {type(max_count).__name__} {max_count!r}")
+    if max_count < min_count:
         raise ValueError(f"max_count must be an integer in [min_count, inf) = [{min_count}, inf); got {max_count!r}")
+    _validate.cells(n_pairs * d, f"random_neighbours with n_pairs = {n_pairs} and d = {d}")
     f = rng.integers(min_count, max_count, size=(n_pairs, d), endpoint=True).astype(float)
     kind = rng.integers(0, 3, size=n_pairs)  # 0 add, 1 remove, 2 move
     # A bin above the floor to take from, chosen uniformly among those that exist.

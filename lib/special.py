@@ -125,6 +125,7 @@ def trigamma_series(x, n_terms: int, *, tail: bool = False):
     """
     x = _validate.positive(x, "x")
     n_terms = _validate.integer(n_terms, "n_terms")
+    _validate.cells(max(x.size, 1) * n_terms, f"trigamma_series with n_terms = {n_terms} at {x.size} points")
     k = np.arange(n_terms)
     total = np.sum(1.0 / (x[..., None] + k) ** 2, axis=-1)
     if tail:

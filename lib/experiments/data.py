@@ -29,10 +29,14 @@ checksum and how to obtain it.
 
 **Downloads.**
 
-A download goes to a temporary file in the cache folder, with a timeout
-(:data:`DOWNLOAD_TIMEOUT` seconds); the content (for a zip archive, the one
-member that is needed) is verified and only then renamed into place, so a
-failed or corrupted download leaves nothing in the cache. What UCI serves:
+A download goes to a temporary file in the folder :data:`PARTIAL_DIR` of the
+cache (never in a dataset folder), with a timeout on every wait for the
+server (:data:`DOWNLOAD_TIMEOUT` seconds) and on the whole transfer
+(:data:`DOWNLOAD_DEADLINE`); the content (for a zip archive, the one member
+that is needed) is verified and only then renamed into place, so a failed,
+corrupted or killed download leaves nothing where the loader looks (a killed
+one leaves a ``.part`` file in :data:`PARTIAL_DIR`, which the next download
+removes). What UCI serves:
 
 - Adult, Spambase, Optdigits, the ann-thyroid files and Online Shoppers are
   plain files at ``archive.ics.uci.edu/ml/machine-learning-databases``.
@@ -53,6 +57,7 @@ import http.client
 import io
 import os
 import tempfile
+import time
 import urllib.error
 import urllib.request
 import zipfile
@@ -75,8 +80,18 @@ DATA_ENV = "DIRICHLET_DATA_DIR"
 #: Sub-folder of the user's cache folder that holds downloaded files.
 CACHE_NAME = "dirichlet-mechanism"
 
-#: Seconds a download may wait for the server before it fails.
-DOWNLOAD_TIMEOUT = 60.0
+#: Seconds a download may wait for the server (to connect, or for the next
+#: bytes of a stalled transfer) before it fails.
+DOWNLOAD_TIMEOUT = 15.0
+
+#: Seconds a whole download of one file may take (a connection that trickles
+#: a few bytes at a time never trips :data:`DOWNLOAD_TIMEOUT`).
+DOWNLOAD_DEADLINE = 300.0
+
+#: Sub-folder of the cache folder that holds downloads in progress. The loader
+#: never looks there, so a download that is killed leaves nothing where the
+#: loader looks; the next download removes such leftovers.
+PARTIAL_DIR = ".partial"
 
 #: Where the UCI repository serves its original files.
 UCI_BASE = "https://archive.ics.uci.edu/ml/machine-learning-databases"
@@ -217,16 +232,24 @@ def download(file: DataFile, folder: Path | None = None, *,
     target = folder / file.path
     target.parent.mkdir(parents=True, exist_ok=True)
     timeout = DOWNLOAD_TIMEOUT if timeout is None else timeout
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent,
-                                    prefix=f".{target.name}.", suffix=".part")
+    partial = folder / PARTIAL_DIR
+    partial.mkdir(parents=True, exist_ok=True)
+    _remove_stale_partials(partial)
+    fd, tmp_name = tempfile.mkstemp(dir=partial, prefix=f"{target.name}.", suffix=".part")
     tmp = Path(tmp_name)
     where = f"{file.path} from {file.url}"
     try:
         try:
+            deadline = time.monotonic() + DOWNLOAD_DEADLINE
             with os.fdopen(fd, "wb") as out, \
                     urllib.request.urlopen(file.url, timeout=timeout) as resp:
-                while chunk := resp.read(1 << 20):
+                # read1: whatever has arrived (at most 64 KiB), so that a trickle of
+                # bytes still reaches the deadline check
+                while chunk := resp.read1(1 << 16):
                     out.write(chunk)
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(f"the transfer took longer than {DOWNLOAD_DEADLINE:g} s "
+                                           f"(DOWNLOAD_DEADLINE)")
         except (OSError, http.client.HTTPException) as exc:
             # HTTP errors (urllib.error.HTTPError), refused connections and
             # timeouts are OSErrors; a transfer cut short before its
@@ -235,6 +258,9 @@ def download(file: DataFile, folder: Path | None = None, *,
                 reason = f"HTTP {exc.code} {exc.reason}"
             else:
                 reason = getattr(exc, "reason", None) or exc
+            if isinstance(exc, TimeoutError) or "timed out" in str(reason):
+                reason = (f"timed out: {reason} (the server sent nothing for {timeout:g} s, "
+                          "DOWNLOAD_TIMEOUT, or the transfer exceeded DOWNLOAD_DEADLINE)")
             raise DataFileError(
                 f"downloading {where} failed: {reason!s} "
                 f"({type(exc).__name__}). Expected sha256 {file.sha256}. "
@@ -258,6 +284,17 @@ def download(file: DataFile, folder: Path | None = None, *,
     return target
 
 
+def _remove_stale_partials(partial: Path) -> None:
+    """Remove ``.part`` files of downloads that were killed (older than the deadline)."""
+    now = time.time()
+    for leftover in partial.glob("*.part"):
+        try:
+            if now - leftover.stat().st_mtime > DOWNLOAD_DEADLINE + DOWNLOAD_TIMEOUT:
+                leftover.unlink()
+        except OSError:  # another process removed or finished it
+            pass
+
+
 def fetch(file: DataFile, *, download_missing: bool = True) -> bytes:
     """The verified plain content of one data file.
 
@@ -274,20 +311,28 @@ def fetch(file: DataFile, *, download_missing: bool = True) -> bytes:
     folders = []
     env = os.environ.get(DATA_ENV)
     if env:
-        folders.append(Path(env))
-    folders.append(cache_dir())
-    for folder in folders:
+        folders.append((f"{DATA_ENV}", Path(env)))
+    folders.append(("the cache", cache_dir()))
+    places = []  # where we looked and why each place failed
+    for label, folder in folders:
         found = _candidates(folder, file)
         if found:
             return _read_verified(found[0], file)
-    looked = ", ".join(str(f / file.path) + "[.gz]" for f in folders)
+        if not folder.is_dir():
+            places.append(f"{label} folder {folder} does not exist")
+        else:
+            places.append(f"{label}: no {folder / file.path}[.gz]")
     if not env:
-        looked += f" ({DATA_ENV} is not set)"
+        places.append(f"{DATA_ENV} is not set")
+    looked = "; ".join(places)
     if not download_missing or file.url is None:
         raise DataFileError(
             f"data file {file.path} not found (looked in {looked}); expected "
             f"sha256 {file.sha256}. To obtain it: {_advice(file)}")
-    path = download(file)
+    try:
+        path = download(file)
+    except DataFileError as exc:
+        raise DataFileError(f"data file {file.path} not found locally ({looked}), and {exc}") from exc
     return _read_verified(path, file)
 
 
