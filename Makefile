@@ -11,7 +11,7 @@ SANITIZE  := tests/nbval_sanitize.cfg
 DIRICHLET_DATA_DIR ?= $(if $(wildcard ../shared/data/uci),$(abspath ../shared/data/uci))
 export DIRICHLET_DATA_DIR
 
-.PHONY: book test notebooks check-sync unit nbval html browser benchmark clean
+.PHONY: book test notebooks check-sync unit nbval html browser benchmark clean lab pdf pdf-test
 .DEFAULT_GOAL := test
 
 $(STAMP): requirements.txt pyproject.toml
@@ -63,6 +63,36 @@ notebooks: $(STAMP)
 	  $(BIN)/jupytext --quiet --to ipynb $$update $$md && \
 	  $(BIN)/python tools/execute_notebook.py $$nb || exit 1; \
 	done
+
+## lab: JupyterLab on the chapters; a chapter's .md opens as a notebook paired with its .ipynb
+## (jupytext; the server's root is the project, so that jupytext.toml applies). Kernels inherit
+## DIRICHLET_DATA_DIR and import lib from this tree (-e . in requirements.txt). LAB_ARGS passes
+## options, e.g. `make lab LAB_ARGS="--no-browser --port 8890"`.
+LAB_ARGS ?=
+# Jupyter refuses to run as root unless told (containers and CI machines often are root).
+LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
+lab: $(STAMP) $(LAB_SETTINGS)
+	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" \
+	  --LabApp.default_url=/lab/tree/notebooks $(LAB_ROOT) $(LAB_ARGS)
+
+# JupyterLab's default viewer for MyST markdown is jupytext's notebook (not the text editor).
+$(LAB_SETTINGS): $(STAMP)
+	mkdir -p $(dir $@)
+	printf '%s\n' '{' \
+	  '  "@jupyterlab/docmanager-extension:plugin": {' \
+	  '    "defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}' \
+	  '  }' '}' > $@
+
+## pdf: the whole book as one PDF, _build/pdf/book.pdf: every page of _toc.yml, built as one
+## HTML page and printed by Debian's headless Chromium, offline (tools/build_pdf.py; a few
+## minutes, so not part of `make test`: CI runs `make pdf pdf-test` on its own)
+pdf: $(STAMP)
+	$(BIN)/python tools/build_pdf.py
+
+## pdf-test: page count, every _toc.yml title, figures, margins, no raw TeX in the PDF (after make pdf)
+pdf-test: $(STAMP)
+	$(BIN)/python -m pytest -q -m pdf tests/test_pdf.py
 
 ## benchmark: speed ratios of the vectorised core (not part of make test)
 benchmark: $(STAMP)

@@ -1,0 +1,172 @@
+"""Sphinx extension: the book's links to its repository, launch buttons and chapter downloads.
+
+Loaded by ``_config.yml`` (``sphinx: local_extensions: {book_links: tools/}``). One key decides
+every link to the repository: ``repository.url`` in ``_config.yml``.
+
+* **Clone command.** The token ``@REPOSITORY_URL@`` in a page (the landing page's "How to rerun
+  it") becomes the repository's address, and ``@REPOSITORY_FOLDER@`` the folder that ``git clone``
+  makes. The address is ``repository.url`` when set; otherwise the ``origin`` remote of the
+  working tree the book is built from; otherwise the working tree's own path (a clone command
+  that works on the machine that built the book). It is never a placeholder.
+* **Header buttons.** The repository and issue buttons and the launch buttons configured under
+  ``launch_buttons`` (Binder) are turned on only when ``repository.url`` is set: without it they
+  would point nowhere (and sphinx-book-theme fails on launch buttons without a repository).
+* **Downloads.** A chapter rendered from ``notebooks/NN_name.ipynb`` also offers its MyST source
+  ``notebooks/NN_name.md`` in the page's download menu, beside the ``.ipynb``. Both downloaded
+  files open with a note saying what the chapter needs (the package ``lib`` of the repository,
+  and for some chapters the UCI data) and how to get it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+from sphinx.application import Sphinx
+
+URL_TOKEN = "@REPOSITORY_URL@"
+FOLDER_TOKEN = "@REPOSITORY_FOLDER@"
+
+#: Jupyter Book 1's default ``repository.url``, used when ``_config.yml`` does not set one.
+JUPYTER_BOOK_DEFAULT = "https://github.com/executablebooks/jupyter-book"
+
+#: The buttons that need a repository (``html.use_*_button`` in ``_config.yml``).
+REPOSITORY_BUTTONS = ("use_repository_button", "use_issues_button")
+#: The launch services that need a repository (``launch_buttons`` in ``_config.yml``).
+LAUNCH_KEYS = ("binderhub_url", "jupyterhub_url", "colab_url", "deepnote_url", "jupyterlite_url")
+
+NOTE = (
+    "**What this chapter needs.** It is a chapter of *{title}* and imports `lib`, the Python "
+    "package of the book's repository; the chapters with experiments also read the UCI data. "
+    "Run it inside a clone of the repository, which installs everything, data loader "
+    "included:\n\n"
+    "```bash\ngit clone {url} && cd {folder}\nmake lab    # JupyterLab on the chapters\n```\n\n"
+    "(`make lab` creates the environment `.venv` from `requirements.txt` on first use; "
+    "see the README's section \"Run a chapter yourself\".)"
+)
+
+
+def configured_url(app: Sphinx) -> str:
+    """``repository.url`` of ``_config.yml`` (empty when unset or left at Jupyter Book's default)."""
+    url = str(app.config.html_theme_options.get("repository_url") or "").strip().rstrip("/")
+    return "" if url == JUPYTER_BOOK_DEFAULT else url
+
+
+def clone_url(app: Sphinx) -> str:
+    """The address for ``git clone``: the configured URL, the origin remote, or the tree's path."""
+    url = configured_url(app)
+    if url:
+        return url
+    root = Path(app.confdir)
+    try:
+        origin = subprocess.run(["git", "-C", str(root), "remote", "get-url", "origin"],
+                                capture_output=True, text=True, timeout=10)
+        if origin.returncode == 0 and origin.stdout.strip():
+            return origin.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return str(root.resolve())
+
+
+def clone_folder(url: str) -> str:
+    """The folder ``git clone URL`` creates: the last path component without ``.git``."""
+    name = re.split(r"[/:]", url.rstrip("/"))[-1]
+    return name[:-4] if name.endswith(".git") else name
+
+
+def gate_buttons(app: Sphinx, config) -> None:
+    """Turn the repository and launch buttons on only when ``repository.url`` is set."""
+    options = config.html_theme_options
+    url = configured_url(app)
+    if url:
+        options["repository_url"] = url
+        for key in REPOSITORY_BUTTONS:
+            options[key] = True
+    else:
+        for key in REPOSITORY_BUTTONS + ("use_edit_page_button",):
+            options[key] = False
+        launch = dict(options.get("launch_buttons") or {})
+        for key in LAUNCH_KEYS:
+            if key in launch:
+                launch[key] = ""
+        launch["thebe"] = False
+        options["launch_buttons"] = launch
+    url_for_clone = clone_url(app)
+    app.book_links = {"url": url_for_clone, "folder": clone_folder(url_for_clone)}  # type: ignore[attr-defined]
+
+
+def fill_tokens(app: Sphinx, docname: str, source: list[str]) -> None:
+    """Replace the clone-command tokens in a page's source (code blocks included)."""
+    text = source[0]
+    if URL_TOKEN in text or FOLDER_TOKEN in text:
+        links = app.book_links  # type: ignore[attr-defined]
+        source[0] = text.replace(URL_TOKEN, links["url"]).replace(FOLDER_TOKEN, links["folder"])
+
+
+def _markdown_twin(app: Sphinx, pagename: str) -> Path | None:
+    """``notebooks/NN_name.md`` when the page is rendered from its paired ``.ipynb``."""
+    source = Path(app.confdir) / f"{pagename}.ipynb"
+    twin = source.with_suffix(".md")
+    return twin if source.exists() and twin.exists() else None
+
+
+def add_markdown_download(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """Offer the ``.md`` source in the download menu, right after the ``.ipynb``."""
+    if app.builder.name != "html" or _markdown_twin(app, pagename) is None:
+        return
+    for button in context.get("header_buttons", []):
+        if button.get("label") == "download-buttons":
+            entries = button["buttons"]
+            position = next((i + 1 for i, entry in enumerate(entries)
+                             if entry.get("label") == "download-source-button"), len(entries))
+            entries.insert(position, {
+                "type": "link",
+                "url": f"{context['pathto']('_sources', 1)}/{pagename}.md",
+                "text": ".md",
+                "tooltip": "Download the MyST source (JupyterLab with jupytext opens it as a notebook)",
+                "icon": "fas fa-file-lines",
+                "label": "download-myst-button",
+            })
+            return
+
+
+def write_downloads(app: Sphinx, exception) -> None:
+    """After the build: ``_sources/`` gets each chapter's ``.md``; both files get the note."""
+    if exception is not None or app.builder.name != "html":
+        return
+    links = app.book_links  # type: ignore[attr-defined]
+    note = NOTE.format(title=app.config.html_title or app.config.project, **links)
+    sources = Path(app.outdir) / "_sources"
+    for docname in sorted(app.env.found_docs):
+        twin = _markdown_twin(app, docname)
+        if twin is None:
+            continue
+        notebook_copy = sources / f"{docname}.ipynb"
+        if notebook_copy.exists():
+            notebook = json.loads(notebook_copy.read_text(encoding="utf-8"))
+            cells = notebook["cells"]
+            if not (cells and cells[0].get("metadata", {}).get("book_links") == "note"):
+                cell = {"cell_type": "markdown", "metadata": {"book_links": "note"},
+                        "source": note.splitlines(keepends=True)}
+                if (notebook.get("nbformat"), notebook.get("nbformat_minor", 0)) >= (4, 5):
+                    cell["id"] = "what-this-chapter-needs"
+                cells.insert(0, cell)
+                notebook_copy.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n",
+                                         encoding="utf-8")
+        text = twin.read_text(encoding="utf-8")
+        front = re.match(r"---\n.*?\n---\n", text, re.S)
+        cut = front.end() if front else 0
+        markdown_copy = sources / f"{docname}.md"
+        markdown_copy.parent.mkdir(parents=True, exist_ok=True)
+        markdown_copy.write_text(text[:cut] + "\n" + note + "\n\n" + text[cut:].lstrip("\n"),
+                                 encoding="utf-8")
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("config-inited", gate_buttons)
+    app.connect("source-read", fill_tokens)
+    app.connect("html-page-context", add_markdown_download, priority=502)
+    app.connect("build-finished", write_downloads)
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}
