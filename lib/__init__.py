@@ -20,12 +20,15 @@ from .calibration import Calibration, calibrate, rdp_epsilon
 from .mechanism import DirichletMechanism
 from .naive_bayes import PrivateNaiveBayes
 from .neighbours import all_neighbours, random_neighbours
+from .posterior_sampling import ConcentratedPosterior, DiffusedPosterior
 from .special import log_multivariate_beta, tetragamma, trigamma, trigamma_bounds, trigamma_series
 
 __all__ = [
     "all_neighbours",
     "calibrate",
+    "ConcentratedPosterior",
     "Calibration",
+    "DiffusedPosterior",
     "DirichletMechanism",
     "dp_to_rdp",
     "expected_kl_loss",

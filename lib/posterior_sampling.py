@@ -1,0 +1,672 @@
+"""Renyi-DP posterior sampling for the Dirichlet-categorical model (Geumlek, Song and Chaudhuri 2017).
+
+A histogram of counts :math:`c` with a Dirichlet prior of pseudo-counts :math:`a`
+has the posterior :math:`\\mathrm{Dir}(a + c)`. Geumlek et al. release one draw
+
+* from the true posterior :math:`\\mathrm{Dir}(a + c)` (their Algorithm 1,
+  :class:`TruePosterior`), RDP only below the order
+  :math:`\\lambda^* = 1 + \\min_i a_i` (their Theorem 12 and Corollary 1);
+* from the *diffused* posterior :math:`\\mathrm{Dir}(a + r c)`, the data scaled
+  by :math:`r \\in (0, 1]` (Algorithm 2, Theorem 13, :class:`DiffusedPosterior`);
+* from the *concentrated* posterior :math:`\\mathrm{Dir}(a/m + c)`, the prior
+  divided by :math:`m \\in (0, 1]` (Algorithm 3, Theorem 14,
+  :class:`ConcentratedPosterior`).
+
+All three are :math:`\\mathrm{Dir}(b + s c)` with base :math:`b` and data scale
+:math:`s`: :math:`(a, 1)`, :math:`(a, r)` and :math:`(a/m, 1)`. The level a scale
+attains is the exact worst case of :math:`D_\\lambda` (Appendix E's closed form,
+:func:`lib.divergence.renyi_divergence_dirichlet`) over neighbouring data sets,
+:func:`worst_case`; :func:`calibrate_scale` inverts it by a bracketing search in
+:math:`\\log r` (or :math:`\\log m`) down to adjacent floating-point numbers.
+
+Why a few candidates suffice. Moving one record from bin :math:`i` to bin
+:math:`j` changes only :math:`(u_i, u_j)` and keeps the total, so the log-Beta
+terms of every other coordinate and of the total cancel in eq. (16):
+:math:`D_\\lambda` equals the divergence of the two-coordinate Beta laws
+:math:`\\mathrm{Beta}(u_i, u_j)` and :math:`\\mathrm{Beta}(u_i - s, u_j + s)`.
+Adding a record to bin :math:`j` likewise reduces to
+:math:`\\mathrm{Beta}(u_j, u_0 - u_j)` against :math:`\\mathrm{Beta}(u_j + s,
+u_0 - u_j)`. The worst case over the reachable counts is then a maximum over a
+triangle of two integers; it is taken at the triangle's vertices (Geumlek et
+al.'s Theorem 15 gives convexity along the move direction; the whole claim is
+checked against brute force over every data set in ``tests/``).
+
+Neighbours (replace-one). One vector with a public total :math:`N` (a class
+count vector, a root node's table): a record moves inside the vector, Geumlek
+et al.'s fixed-size neighbours. A table of several rows whose totals are
+private (naive Bayes attribute tables, network tables): a record moves inside
+one row (row total anywhere in :math:`[1, N]`), or leaves one row and enters
+another; the rows are released independently, so the divergences of the two
+rows add: one removal plus one addition (:func:`worst_case` with ``rows >= 2``).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+
+import numpy as np
+
+from . import _validate
+from .accounting import dp_to_rdp, min_order
+from .divergence import renyi_divergence_dirichlet
+from .neighbours import all_neighbours
+from .protocol import Mechanism, ModelCalibration, RenyiDP, register
+
+#: Default prior pseudo-count of every cell: the uniform Dirichlet prior.
+DEFAULT_PRIOR = 1.0
+#: Steps of the search in log r before giving up (adjacent floats are reached in well under 200).
+_MAX_BISECTION = 2000
+#: Smallest log-scale tried when bracketing (r = e^-700 is ~1e-304).
+_LOG_SCALE_FLOOR = -700.0
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+def _prior(prior, d=None):
+    """The prior pseudo-counts as a vector of length ``d`` (a scalar is repeated)."""
+    a = _validate.positive(prior, "prior")
+    if a.ndim == 0:
+        if d is None:
+            raise ValueError("a scalar prior needs the number of cells d")
+        return np.full(_validate.integer(d, "d", 2), float(a))
+    if a.ndim != 1 or a.size < 2 or (d is not None and a.size != d):
+        raise ValueError(f"prior must be a scalar or a vector of length d >= 2; got shape {a.shape}")
+    return a
+
+
+def _beta(x, y):
+    return np.stack(np.broadcast_arrays(x, y), axis=-1)
+
+
+# ----------------------------------------------------------------------------- divergences of one change
+
+
+def move_divergence(base_i, base_j, x, y, scale, lam):
+    """:math:`D_\\lambda` when one record moves from bin :math:`i` to bin :math:`j`.
+
+    With :math:`u = b + s c`, the release :math:`\\mathrm{Dir}(u)` against
+    :math:`\\mathrm{Dir}(u - s e_i + s e_j)`; only :math:`u_i = b_i + s x` and
+    :math:`u_j = b_j + s y` matter (``x = c_i >= 1``, ``y = c_j >= 0``), so this
+    is the divergence of :math:`\\mathrm{Beta}(u_i, u_j)` from
+    :math:`\\mathrm{Beta}(u_i - s, u_j + s)`, eq. (16) of Appendix E. Broadcasts.
+    """
+    ui, uj = base_i + scale * x, base_j + scale * y
+    return renyi_divergence_dirichlet(_beta(ui, uj), _beta(ui - scale, uj + scale), lam)
+
+
+def add_divergence(base_j, base_total, c_j, n, scale, lam):
+    """:math:`D_\\lambda(\\mathrm{Dir}(u) \\| \\mathrm{Dir}(u + s e_j))`: one record added to bin :math:`j`.
+
+    ``c_j <= n`` are the bin's count and the row total before the addition; the
+    divergence is that of :math:`\\mathrm{Beta}(u_j, u_0 - u_j)` from
+    :math:`\\mathrm{Beta}(u_j + s, u_0 - u_j)`. Broadcasts.
+    """
+    uj = base_j + scale * c_j
+    rest = base_total - base_j + scale * (n - c_j)
+    return renyi_divergence_dirichlet(_beta(uj, rest), _beta(uj + scale, rest), lam)
+
+
+def remove_divergence(base_i, base_total, c_i, n, scale, lam):
+    """:math:`D_\\lambda(\\mathrm{Dir}(u) \\| \\mathrm{Dir}(u - s e_i))`: one record removed from bin :math:`i` (``c_i >= 1``)."""
+    ui = base_i + scale * c_i
+    rest = base_total - base_i + scale * (n - c_i)
+    return renyi_divergence_dirichlet(_beta(ui, rest), _beta(ui - scale, rest), lam)
+
+
+# ----------------------------------------------------------------------------- worst cases
+
+
+def _pairs(base):
+    """Distinct ``(b_i, b_j)`` over ordered pairs ``i != j``, and distinct ``b_j``."""
+    d = base.size
+    i, j = np.nonzero(~np.eye(d, dtype=bool))
+    pairs = np.unique(np.stack([base[i], base[j]], axis=1), axis=0)
+    return pairs, np.unique(base)
+
+
+def _move_vertices(n_total, d, rows):
+    """Vertices ``(x, y)`` of the reachable (c_i, c_j) of a move: x >= 1, y >= 0, x + y <= N (= N if fixed)."""
+    N = n_total
+    if rows == 1 and d == 2:
+        return np.array([[N, 0], [1, N - 1]], float)
+    return np.array([[1, 0], [N, 0], [1, N - 1]], float)
+
+
+class _Candidates:
+    """The pairs that can attain the worst case (the vertices of :func:`worst_case`), built once.
+
+    Moves: every distinct ``(a_i, a_j)`` at every vertex ``(x, y)``. For tables of
+    several rows, a record leaving one row and entering another: the removal at
+    ``(c_i, n)`` in {(1, 1), (1, N), (N, N)} and the addition at ``(c_j, n)`` in
+    {(0, 0), (0, N), (N, N)}, each maximised on its own (the sum of the two maxima
+    ignores that the rows share the N records: an upper bound, tested against
+    brute force and within a few per cent of it).
+    """
+
+    def __init__(self, a, n_total, rows):
+        pairs, singles = _pairs(a)
+        xy = _move_vertices(n_total, a.size, rows)
+        k = len(xy)
+        # columns: base of the first coordinate, base of the second, count x, count y
+        self.move = np.column_stack([np.repeat(pairs[:, 0], k), np.repeat(pairs[:, 1], k),
+                                     np.tile(xy[:, 0], len(pairs)), np.tile(xy[:, 1], len(pairs))])
+        self.rows = rows
+        if rows > 1:
+            N, total = n_total, a.sum()
+            add_v = np.array([[0, 0], [0, N], [N, N]], float)
+            rem_v = np.array([[1, 1], [1, N], [N, N]], float)
+            b = np.repeat(singles, 3)
+            # (b, rest of the base) and (count, rest of the row)
+            self.add = np.column_stack([b, total - b, np.tile(add_v[:, 0], singles.size),
+                                        np.tile(add_v[:, 1] - add_v[:, 0], singles.size)])
+            self.remove = np.column_stack([b, total - b, np.tile(rem_v[:, 0], singles.size),
+                                           np.tile(rem_v[:, 1] - rem_v[:, 0], singles.size)])
+
+
+def _evaluate(cand, scale, lam, kind):
+    """Move and cross-row worst cases for arrays ``scale`` and ``lam`` of one shape: one divergence call."""
+    s = scale[..., None]
+    b_div, step = (1.0, s) if kind == "diffused" else (s, 1.0)
+
+    def beta(table):
+        return (table[:, 0] / b_div + step * table[:, 2], table[:, 1] / b_div + step * table[:, 3])
+
+    ui, uj = beta(cand.move)
+    u = [np.stack([ui, uj], -1)]
+    v = [np.stack([ui - step, uj + step], -1)]
+    if cand.rows > 1:
+        for table, sign in ((cand.add, 1.0), (cand.remove, -1.0)):
+            x, rest = beta(table)
+            u.append(np.stack([x, rest], -1))
+            v.append(np.stack([x + sign * step, rest], -1))
+    lead = np.shape(scale)
+    u, v = (np.concatenate([np.broadcast_to(x, lead + x.shape[-2:]) for x in z], axis=-2) for z in (u, v))
+    div = renyi_divergence_dirichlet(u, v, lam[..., None])
+    m = len(cand.move)
+    move = div[..., :m].max(axis=-1)
+    if cand.rows == 1:
+        return move, np.zeros_like(move)
+    k = len(cand.add)
+    return move, div[..., m:m + k].max(axis=-1) + div[..., m + k:].max(axis=-1)
+
+
+def worst_case(prior, scale, lam, n_total, *, rows=1, d=None, kind="diffused", parts=False):
+    """The exact worst-case :math:`D_\\lambda` of one release over replace-one neighbours.
+
+    Parameters
+    ----------
+    prior : array_like, shape (d,) or scalar
+        The prior pseudo-counts :math:`a > 0` (a scalar needs ``d``).
+    scale : array_like
+        :math:`r` (``kind="diffused"``: :math:`\\mathrm{Dir}(a + r c)`) or
+        :math:`m` (``kind="concentrated"``: :math:`\\mathrm{Dir}(a/m + c)`), in
+        :math:`(0, \\infty)`; ``kind="diffused"`` with scale 1 is the true posterior.
+    lam : array_like
+        Order :math:`\\lambda \\in (1, \\infty)`; broadcasts with ``scale``.
+    n_total : int
+        :math:`N`, the public number of records.
+    rows : int, default 1
+        Rows of the table. One row: its total is :math:`N` (Geumlek et al.'s
+        fixed :math:`n`) and a record can only move inside it. Two or more rows
+        with private totals: also a record leaving one row and entering another
+        (the two rows' divergences add).
+    d : int, optional
+        Number of cells, when ``prior`` is a scalar.
+    kind : {"diffused", "concentrated"}
+    parts : bool, default False
+        Also return the move and cross-row parts.
+
+    Returns
+    -------
+    ndarray or float
+        :math:`\\sup D_\\lambda(M(X) \\| M(X'))` over neighbours :math:`X, X'`;
+        ``inf`` at and above :math:`\\lambda^* = 1 + \\min_i b_i / s`.
+        With ``parts``: ``(worst, move, cross)`` (``cross`` is 0 for one row).
+
+    Examples
+    --------
+    >>> round(float(worst_case([6.0, 12.0], 1.0, 2.0, 100)), 6)
+    0.19129
+    """
+    a = _prior(prior, d)
+    scale = _validate.positive(scale, "scale")
+    lam = _validate.order(lam, "lam", strict=True)
+    N = _validate.integer(n_total, "n_total")
+    rows = _validate.integer(rows, "rows")
+    if kind not in ("diffused", "concentrated"):
+        raise ValueError(f"kind must be 'diffused' or 'concentrated'; got {kind!r}")
+    scale, lam = _validate.broadcast(scale=scale, lam=lam)
+    move, cross = _evaluate(_Candidates(a, N, rows), scale, lam, kind)
+    worst = np.maximum(move, cross)
+    if parts:
+        return worst[()], move[()], cross[()]
+    return worst[()]
+
+
+def critical_order(prior, scale, *, kind="diffused"):
+    """:math:`\\lambda^* = 1 + \\min_i b_i / s`: the worst case is finite exactly below it.
+
+    For the true posterior (``scale = 1``) this is Corollary 1 of Geumlek et
+    al., :math:`1 + \\min(\\alpha_0, \\beta_0)`; the diffused posterior moves it to
+    :math:`1 + \\min_i a_i / r`, the concentrated one to :math:`1 + \\min_i a_i / m`.
+    A record added to (or moved into) a bin with base :math:`b_j` and no data gives
+    :math:`w_j = b_j - (\\lambda - 1)s` in eq. (16), which must be positive.
+    """
+    a = _validate.positive(prior, "prior")
+    scale = _validate.positive(scale, "scale")
+    return (1 + a.min() / scale)[()]
+
+
+def geumlek_bound(prior, scale, lam, n, *, kind="diffused", scale_corners=True):
+    """Geumlek et al.'s relaxed worst case (Corollary 2 and its Dirichlet extension).
+
+    Their Algorithms 2 and 3 check :math:`D_\\lambda(p(\\theta|\\eta_P) \\|
+    p(\\theta|\\eta_Q))` at the corners :math:`\\eta_P` of the reachable set
+    (all :math:`n` records in one bin) and every :math:`\\eta_Q = \\eta_P \\pm
+    s(e_i - e_j)` (the vertices of the scaled difference set), whether or not
+    :math:`\\eta_Q` is itself reachable: :math:`d \\cdot d(d-1)` pairs, their
+    :math:`O(d^3)`. For the diffused posterior the corners of
+    :math:`\\mathrm{pset}(\\eta_0, rn)` are :math:`a + rn\\,e_k`
+    (``scale_corners=True``); Corollary 2 as printed puts them at
+    :math:`a + n\\,e_k` (``scale_corners=False``).
+
+    Returns ``inf`` where some :math:`\\eta_Q` is not normalisable.
+    """
+    a = _prior(prior)
+    scale = _validate.scalar(_validate.positive(scale, "scale"), "scale")
+    lam = _validate.order(lam, "lam", strict=True)
+    n = _validate.integer(n, "n")
+    base, s = (a, scale) if kind == "diffused" else (a / scale, 1.0)
+    d = a.size
+    corner_mass = s * n if (kind != "diffused" or scale_corners) else n
+    out = np.zeros(lam.shape)
+    for k in range(d):
+        u = base + corner_mass * np.eye(d)[k]
+        for i, j in itertools.permutations(range(d), 2):
+            v = u + s * (np.eye(d)[j] - np.eye(d)[i])
+            if np.any(v <= 0):
+                return np.full(lam.shape, np.inf)[()]
+            out = np.maximum(out, renyi_divergence_dirichlet(u, v, lam))
+    return out[()]
+
+
+def _compositions(n, k):
+    """Every vector of ``k`` non-negative integers summing to ``n``."""
+    for bars in itertools.combinations(range(n + k - 1), k - 1):
+        cuts = (-1,) + bars + (n + k - 1,)
+        yield [cuts[t + 1] - cuts[t] - 1 for t in range(k)]
+
+
+def brute_force_worst_case(prior, scale, lam, n_total, *, rows=1, kind="diffused"):
+    """:func:`worst_case` by enumeration: every table of ``rows`` x ``d`` counts summing to ``n_total``.
+
+    Every replace-one neighbour of every table (the moves among
+    :func:`lib.neighbours.all_neighbours` of the flattened table), the
+    divergence of the whole table (rows released independently, so their
+    divergences add), both directions. Exponential in the table size: for
+    tests and small examples only.
+    """
+    a = _prior(prior)
+    lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
+    scale = _validate.scalar(_validate.positive(scale, "scale"), "scale")
+    N = _validate.integer(n_total, "n_total")
+    d = a.size
+    base, s = (a, scale) if kind == "diffused" else (a / scale, 1.0)
+    worst = 0.0
+    for flat in _compositions(N, rows * d):
+        flat = np.array(flat, float)
+        nb = all_neighbours(flat)
+        nb = nb[nb.sum(axis=1) == N]  # replace-one: the moves
+        u = (base + s * flat.reshape(rows, d))[None]
+        v = base + s * nb.reshape(-1, rows, d)
+        div = renyi_divergence_dirichlet(u, v, lam).sum(axis=-1)
+        worst = max(worst, float(div.max()))
+    return worst
+
+
+# ----------------------------------------------------------------------------- calibration
+
+
+def calibrate_scale(epsilon, lam, prior, n_total, *, rows=1, d=None, kind="diffused"):
+    """The largest :math:`r` (or :math:`m`) in :math:`(0, 1]` whose worst case is at most ``epsilon``.
+
+    Line 1 of Geumlek et al.'s Algorithm 2 (``kind="diffused"``) or 3
+    (``"concentrated"``) with the exact worst case of :func:`worst_case`. The
+    worst case increases with :math:`r` and with :math:`m` (checked on a grid in
+    the tests and the chapter), so the feasible scales form an interval
+    :math:`(0, s^*]`; :math:`s^*` is found in :math:`t = \\log s` by a bracketing
+    search (regula falsi with the Illinois modification and a bisection step every
+    third iteration) until the bracket holds two adjacent floating-point numbers (to rounding,
+    not a fixed number of steps), keeping the feasible end. Vectorised over
+    ``epsilon`` and ``lam``.
+
+    Returns
+    -------
+    ndarray or float
+        The scale; 1 where the true posterior already meets the target.
+
+    Raises
+    ------
+    ValueError
+        For invalid input, when no scale above :math:`e^{-700}` meets the target, or
+        (never observed) when the search does not close in 2000 steps.
+
+    Examples
+    --------
+    >>> r = calibrate_scale(0.5, 15.0, [6.0, 12.0], 100)
+    >>> bool(worst_case([6.0, 12.0], r, 15.0, 100) <= 0.5)
+    True
+    """
+    a = _prior(prior, d)
+    epsilon = _validate.positive(epsilon, "epsilon")
+    lam = _validate.order(lam, "lam", strict=True)
+    N = _validate.integer(n_total, "n_total")
+    epsilon, lam = _validate.broadcast(epsilon=epsilon, lam=lam)
+    shape = epsilon.shape
+    eps, L = epsilon.ravel(), lam.ravel()
+
+    cand = _Candidates(a, N, rows)
+
+    def excess(t, which):  # worst case minus target: <= 0 is feasible
+        move, cross = _evaluate(cand, np.exp(t), L[which], kind)
+        return np.maximum(move, cross) - eps[which]
+
+    done = excess(np.zeros(eps.size), np.arange(eps.size)) <= 0
+    hi = np.zeros(eps.size)
+    lo = np.full(eps.size, -1.0)
+    todo = np.flatnonzero(~done)
+    while todo.size:  # bracket: double -log s until feasible
+        ok = excess(lo[todo], todo) <= 0
+        hi[todo[~ok]] = lo[todo[~ok]]
+        lo[todo[~ok]] *= 2
+        todo = todo[~ok]
+        if todo.size and lo[todo].min() < _LOG_SCALE_FLOOR:
+            raise ValueError(
+                f"no scale above e^{_LOG_SCALE_FLOOR:g} meets epsilon = {eps[todo][:3]} at lam = {L[todo][:3]}"
+            )
+    # Safeguarded regula falsi (Illinois): a secant step inside the bracket, the stale end's
+    # value halved after two steps on the same side, a bisection step every third
+    # iteration; it stops when the bracket holds two adjacent floats. inf above the critical
+    # order becomes a large finite value so the secant stays defined.
+    active = np.flatnonzero(~done)
+    g_lo = excess(lo[active], active)
+    g_hi = np.minimum(excess(hi[active], active), 1e300)
+    glo, ghi = np.zeros(eps.size), np.zeros(eps.size)
+    glo[active], ghi[active] = g_lo, g_hi
+    side = np.zeros(eps.size, int)
+    for it in range(_MAX_BISECTION):
+        mid = 0.5 * (lo[active] + hi[active])
+        closed = (mid <= lo[active]) | (mid >= hi[active])
+        active, mid = active[~closed], mid[~closed]
+        if not active.size:
+            break
+        l, h, fl, fh = lo[active], hi[active], glo[active], ghi[active]
+        with np.errstate(invalid="ignore", over="ignore"):
+            t = l - fl * (h - l) / (fh - fl)
+        bad = ~((t > l) & (t < h)) | (it % 3 == 2)
+        t = np.where(bad, mid, t)
+        g = np.minimum(excess(t, active), 1e300)
+        ok = g <= 0
+        lo[active[ok]], glo[active[ok]] = t[ok], g[ok]
+        hi[active[~ok]], ghi[active[~ok]] = t[~ok], g[~ok]
+        # Illinois: a second step on the same side halves the other end's value
+        new_side = np.where(ok, -1, 1)
+        again = new_side == side[active]
+        glo[active[again & ~ok]] *= 0.5
+        ghi[active[again & ok]] *= 0.5
+        side[active] = new_side
+    else:  # pragma: no cover - every third step halves the bracket
+        raise ValueError("the search for the scale did not close in 2000 steps")
+    out = np.where(done, 1.0, np.exp(lo)).reshape(shape)
+    return out[()]
+
+
+# ----------------------------------------------------------------------------- mechanisms
+
+
+class _PosteriorSampler(Mechanism):
+    """One draw from :math:`\\mathrm{Dir}(b + s c)` per count vector (base :math:`b`, data scale :math:`s`)."""
+
+    kind = "diffused"
+    #: The prior pseudo-count of every cell used by the calibrations.
+    prior = DEFAULT_PRIOR
+
+    def __init__(self, scale, prior=DEFAULT_PRIOR, *, lam=None, epsilon=None, rows=1, n_total=None):
+        self.scale = _validate.scalar(_validate.in_range(scale, "scale", 0.0, 1.0, open_low=True,
+                                                         open_high=False), "scale")
+        self.prior_value = _validate.positive(prior, "prior")
+        self.lam, self.epsilon, self.rows, self.n_total = lam, epsilon, rows, n_total
+
+    def base_and_step(self, d):
+        """The base :math:`b` (length ``d``) and the data scale :math:`s` of the release."""
+        a = np.broadcast_to(self.prior_value, (d,)).astype(float)
+        return (a, self.scale) if self.kind == "diffused" else (a / self.scale, 1.0)
+
+    def concentration(self, counts):
+        """The Dirichlet parameters :math:`b + s c`."""
+        counts = _validate.vectors(counts, "counts", positive_entries=False)
+        b, s = self.base_and_step(counts.shape[-1])
+        return counts * s + b
+
+    def release(self, counts, rng=None):
+        """One draw per vector along the last axis (normalised Gamma variables)."""
+        rng = _validate.generator(rng)
+        y = rng.standard_gamma(self.concentration(counts))
+        y /= y.sum(axis=-1, keepdims=True)
+        if not np.all(y > 0):  # pragma: no cover - needs a prior far below 1
+            raise ValueError("a released probability underflowed to zero; use a larger prior")
+        return y
+
+    @property
+    def guarantee(self):
+        """:math:`(\\lambda, \\varepsilon)`-RDP at the calibrated order, with the curve :math:`\\lambda' \\mapsto` worst case."""
+        if self.lam is None:
+            return None
+        cls, scale, prior, rows, n = type(self), self.scale, self.prior_value, self.rows, self.n_total
+        d = getattr(self, "d", 2)
+
+        def curve(lam):
+            return worst_case(np.broadcast_to(prior, (d,)), scale, lam, n, rows=rows, kind=cls.kind)
+
+        return RenyiDP(self.lam, self.epsilon, curve)
+
+    def __repr__(self):
+        sym = "r" if self.kind == "diffused" else "m"
+        return f"{type(self).__name__}({sym}={self.scale:.6g}, prior={np.round(self.prior_value, 6).tolist()})"
+
+    @classmethod
+    def _build(cls, scale, epsilon, lam, rows, d, n_total):
+        obj = cls(scale, cls.prior, lam=float(lam), epsilon=float(epsilon), rows=rows, n_total=n_total)
+        obj.d = d
+        return obj
+
+    @classmethod
+    def release_key(cls, spec, index):
+        """Releases of the same shape ``(rows, d)`` share one object."""
+        return tuple(spec.shapes[index])
+
+    @classmethod
+    def for_release_rdp(cls, epsilon, lam, spec, index):
+        """The largest scale whose exact worst case over release ``index``'s neighbours is ``epsilon``."""
+        rows, d = spec.shapes[index]
+        scale = calibrate_scale(epsilon, lam, cls.prior, spec.n_total, rows=rows, d=d, kind=cls.kind)
+        return cls._build(scale, epsilon, lam, rows, d, spec.n_total)
+
+    @classmethod
+    def calibrate_rdp_grid(cls, epsilons, lam, spec):
+        """:meth:`calibrate_rdp` for many total levels at once (one vectorised search per shape).
+
+        Returns one :class:`lib.protocol.ModelCalibration` per entry of ``epsilons``:
+        every release at :math:`(\\lambda, \\varepsilon/m)`, as :meth:`calibrate_rdp`.
+        """
+        epsilons = np.atleast_1d(_validate.positive(epsilons, "epsilons"))
+        lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
+        per = epsilons / spec.n_releases
+        shapes = sorted(set(map(tuple, spec.shapes)))
+        scales = {sh: np.atleast_1d(calibrate_scale(per, lam, cls.prior, spec.n_total, rows=sh[0], d=sh[1],
+                                                    kind=cls.kind)) for sh in shapes}
+        out = []
+        for e, eps in enumerate(per):
+            built = {sh: cls._build(float(scales[sh][e]), eps, lam, sh[0], sh[1], spec.n_total) for sh in shapes}
+            out.append(ModelCalibration(cls.name, True, tuple(built[tuple(sh)] for sh in spec.shapes),
+                                        {"lam": lam, "epsilon_release": float(eps)}))
+        return out
+
+    @classmethod
+    def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None, n_orders=48):
+        """All releases at one order, composed in RDP, converted once by eq. (14) (Appendix B).
+
+        The order is chosen on a grid of ``n_orders`` orders, log-spaced in
+        :math:`\\lambda - \\lambda_0` from :math:`10^{-3}\\lambda_0` to
+        :math:`\\min(1/\\delta, 10^4)` (:math:`\\lambda_0` =
+        :func:`lib.accounting.min_order`), as the one that maximises the mean of
+        :math:`\\log s` over the releases: a larger scale is a release closer to
+        the true posterior, and the rule uses public quantities only.
+        """
+        key = (cls.name, float(epsilon_hat), float(delta), tuple(spec.shapes), int(spec.n_total), float(cls.prior))
+        if cache is not None and key in cache:
+            return cache[key]
+        try:
+            lam0 = min_order(epsilon_hat, delta)
+            top = min(1 / delta, 1e4)
+            lams = lam0 + np.geomspace(1e-3 * lam0, top - lam0, int(n_orders))
+            eps = dp_to_rdp(epsilon_hat, lams, delta, n_releases=spec.n_releases)
+            shapes = sorted(set(spec.shapes))
+            logs = {sh: np.log(calibrate_scale(eps, lams, cls.prior, spec.n_total, rows=sh[0], d=sh[1],
+                                               kind=cls.kind)) for sh in shapes}
+            score = np.mean([logs[sh] for sh in spec.shapes], axis=0)
+            best = int(np.argmax(score))
+        except ValueError as exc:
+            out = ModelCalibration(cls.name, False, (), {"reason": str(exc)})
+        else:
+            built = {sh: cls._build(float(np.exp(logs[sh][best])), eps[best], lams[best], sh[0], sh[1],
+                                    spec.n_total) for sh in shapes}
+            params = {"lam": float(lams[best]), "epsilon_rdp": float(eps[best]),
+                      "scale": {sh: b.scale for sh, b in built.items()}}
+            out = ModelCalibration(cls.name, True, tuple(built[sh] for sh in spec.shapes), params)
+        if cache is not None:
+            cache[key] = out
+        return out
+
+
+class DiffusedPosterior(_PosteriorSampler):
+    """Geumlek et al.'s Algorithm 2: one draw from :math:`\\mathrm{Dir}(a + r c)`, :math:`r \\in (0, 1]`.
+
+    Examples
+    --------
+    >>> from lib.protocol import ReleaseSpec
+    >>> mech = DiffusedPosterior.for_release_rdp(0.5, 5.0, ReleaseSpec(((1, 2),), 100), 0)
+    >>> bool(worst_case([1.0, 1.0], mech.scale, 5.0, 100) <= 0.5)
+    True
+    """
+
+    name, label, kind = "geumlek_diffused", "Diffused posterior", "diffused"
+
+
+class ConcentratedPosterior(_PosteriorSampler):
+    """Geumlek et al.'s Algorithm 3: one draw from :math:`\\mathrm{Dir}(a/m + c)`, :math:`m \\in (0, 1]`."""
+
+    name, label, kind = "geumlek_concentrated", "Concentrated posterior", "concentrated"
+
+
+class TruePosterior(_PosteriorSampler):
+    """Geumlek et al.'s Algorithm 1: one draw from :math:`\\mathrm{Dir}(a + c)`; RDP only below :math:`\\lambda^*`."""
+
+    name, label, kind = "geumlek_true", "True posterior", "diffused"
+
+    def __init__(self, prior=DEFAULT_PRIOR, **kwargs):
+        super().__init__(1.0, prior, **kwargs)
+
+    @classmethod
+    def for_release_rdp(cls, epsilon, lam, spec, index):
+        """The true posterior if its exact worst case meets the target; a ValueError otherwise."""
+        rows, d = spec.shapes[index]
+        spent = worst_case(cls.prior, 1.0, lam, spec.n_total, rows=rows, d=d)
+        if not spent <= epsilon:
+            raise ValueError(f"the true posterior is ({lam:g}, {spent:.6g})-RDP, above epsilon = {epsilon:g}")
+        obj = cls(cls.prior, lam=float(lam), epsilon=float(epsilon), rows=rows, n_total=spec.n_total)
+        obj.d = d
+        return obj
+
+    @classmethod
+    def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
+        raise ValueError("the true posterior has no (epsilon_hat, delta) calibration here")
+
+
+# ----------------------------------------------------------------------------- the Gaussian baseline
+
+
+def gaussian_sigma(epsilon, lam, sensitivity=1.0, *, printed=False):
+    """Noise level of the Gaussian baseline on the sufficient statistic at :math:`(\\lambda, \\varepsilon)`.
+
+    Mironov (2017, Proposition 7): :math:`\\mathcal N(0, \\sigma^2)` on a statistic of
+    sensitivity :math:`\\Delta` is exactly :math:`(\\lambda, \\lambda\\Delta^2/(2\\sigma^2))`-RDP,
+    so :math:`\\sigma = \\Delta\\sqrt{\\lambda/(2\\varepsilon)}`. Geumlek et al. (Section 5.1)
+    print :math:`\\lambda\\Delta^2/\\sigma^2` (``printed=True``), a factor 2 in
+    :math:`\\varepsilon`, :math:`\\sqrt2` in :math:`\\sigma`.
+    """
+    epsilon = _validate.positive(epsilon, "epsilon")
+    lam = _validate.order(lam, "lam")
+    sensitivity = _validate.positive(sensitivity, "sensitivity")
+    return (sensitivity * np.sqrt(lam / ((1 if printed else 2) * epsilon)))[()]
+
+
+def gaussian_posterior_params(successes, n, prior, sigma, rng, size):
+    """Beta parameters of the Gaussian baseline: the statistic plus noise, clamped to [0, n], then the posterior."""
+    rng = _validate.generator(rng)
+    noisy = np.clip(successes + sigma * rng.standard_normal(size), 0, n)
+    a, b = _prior(prior, 2)
+    return np.stack([a[0] + noisy, a[1] + n - noisy], axis=-1)
+
+
+
+@functools.lru_cache(maxsize=4)
+def _legendre(nodes):
+    """Gauss-Legendre nodes and weights on [-1, 1] (computed once per size: an eigenproblem)."""
+    return np.polynomial.legendre.leggauss(nodes)
+
+
+def gaussian_posterior_kl(successes, n, prior, sigma, *, nodes=400):
+    """:math:`KL(P \\| A)` from the true posterior :math:`P` to the Gaussian baseline's output law :math:`A`.
+
+    :math:`A` is the mixture over the clamped noisy statistic :math:`\\tilde S =
+    \\min(n, \\max(0, S + \\mathcal N(0, \\sigma^2)))` of
+    :math:`\\mathrm{Beta}(\\alpha_0 + \\tilde S, \\beta_0 + n - \\tilde S)`: two atoms
+    (:math:`\\tilde S = 0` and :math:`n`) and a density. Gauss-Legendre rules with
+    ``nodes`` points integrate over :math:`\\tilde S` (within 12 standard deviations
+    of :math:`S`) and over :math:`\\theta` (the central :math:`1 - 2 \\cdot 10^{-13}` of
+    :math:`P`'s mass); the tests check convergence in ``nodes``.
+
+    Returns
+    -------
+    kl : float
+    atoms : float
+        The probability of the two atoms, :math:`\\Pr[\\tilde S \\in \\{0, n\\}]`.
+    """
+    from scipy import special, stats
+
+    a0, b0 = _prior(prior, 2)
+    sigma = _validate.scalar(_validate.positive(sigma, "sigma"), "sigma")
+    post = stats.beta(a0 + successes, b0 + n - successes)
+    x, wx = _legendre(_validate.integer(nodes, "nodes", 8))
+    lo, hi = post.ppf(1e-13), post.isf(1e-13)
+    theta, w_theta = (hi - lo) / 2 * x + (hi + lo) / 2, (hi - lo) / 2 * wx
+    s_lo, s_hi = max(0.0, successes - 12 * sigma), min(float(n), successes + 12 * sigma)
+    s, w_s = (s_hi - s_lo) / 2 * x + (s_hi + s_lo) / 2, (s_hi - s_lo) / 2 * wx
+    w_s = w_s * stats.norm.pdf(s, successes, sigma)
+    atoms = np.array([stats.norm.cdf(0, successes, sigma), stats.norm.sf(n, successes, sigma)])
+    s_all = np.concatenate([[0.0, float(n)], s])
+    w_all = np.concatenate([atoms, w_s])
+    a_all, b_all = a0 + s_all, b0 + n - s_all
+    log_pdf = ((a_all - 1) * np.log(theta)[:, None] + (b_all - 1) * np.log1p(-theta)[:, None]
+               - special.betaln(a_all, b_all))
+    top = log_pdf.max(axis=1, keepdims=True)
+    log_a = np.log(np.exp(log_pdf - top) @ w_all) + top[:, 0]
+    log_p = post.logpdf(theta)
+    return float(np.sum(w_theta * np.exp(log_p) * (log_p - log_a))), float(atoms.sum())
+
+
+register(DiffusedPosterior)
+register(ConcentratedPosterior)
