@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from scipy import integrate
+import mpmath as mp
 
 from lib import DirichletMechanism, kl_divergence, log_multivariate_beta, renyi_divergence_dirichlet
 
@@ -122,3 +123,77 @@ def test_kl_divergence_of_categoricals():
 def test_kl_bad_input_raises(args, match):
     with pytest.raises(ValueError, match=match):
         kl_divergence(*args)
+
+
+# --- Orders below one and the Hellinger distance (smoothed-Hellinger chapter) ---------------
+
+from lib.divergence import hellinger_dirichlet  # noqa: E402
+
+
+@pytest.mark.parametrize("lam", [0.1, 0.5, 0.9])
+@pytest.mark.parametrize("u, v", CASES_D2 + CASES_D3)
+def test_orders_below_one_match_numerical_integration(u, v, lam):
+    assert renyi_divergence_dirichlet(u, v, lam, below_one=True) == pytest.approx(
+        _by_quadrature(u, v, lam), rel=1e-7)
+
+
+def test_orders_below_one_need_the_flag_and_stay_monotone():
+    with pytest.raises(ValueError, match=r"lam must be in \[1, inf\)"):
+        renyi_divergence_dirichlet([1.0, 2.0], [2.0, 1.0], 0.5)
+    with pytest.raises(ValueError, match=r"lam must be in \(0, inf\)"):
+        renyi_divergence_dirichlet([1.0, 2.0], [2.0, 1.0], 0.0, below_one=True)
+    orders = np.array([0.2, 0.5, 0.8, 1.0, 1.5])
+    values = renyi_divergence_dirichlet([2.0, 3.0, 4.0], [3.0, 2.0, 4.5], orders, below_one=True)
+    assert np.all(np.diff(values) > 0)
+    # (1 - lam) D_lam(P||Q) = lam D_{1-lam}(Q||P): the skew symmetry of orders below one.
+    u, v = [2.0, 3.0, 4.0], [3.0, 2.0, 4.5]
+    lhs = 0.7 * renyi_divergence_dirichlet(u, v, 0.3, below_one=True)
+    rhs = 0.3 * renyi_divergence_dirichlet(v, u, 0.7, below_one=True)
+    assert lhs == pytest.approx(rhs, rel=1e-12)
+
+
+@pytest.mark.parametrize("n", [10, 10**3, 10**5, 10**6, 10**8])
+@pytest.mark.parametrize("prior", [(1.0, 1.0), (0.5, 0.5), (2.0, 8.0)])
+def test_order_one_half_against_mpmath_for_posteriors_up_to_1e8(n, prior):
+    # Neighbouring Beta posteriors (count a vs a + 1 of n): D_{1/2} ~ 1/n, the case in
+    # which subtracting log-Gamma values would lose log10(n) digits.
+    for a in {0, 1, n // 1000, 3 * n // 10, n // 2, n - 1}:
+        u = [prior[0] + a, prior[1] + n - a]
+        v = [prior[0] + a + 1, prior[1] + n - a - 1]
+        ref = mp_renyi_dirichlet(u, v, 0.5, dps=80)
+        assert renyi_divergence_dirichlet(u, v, 0.5, below_one=True) == pytest.approx(ref, rel=1e-11)
+        h_ref = float(mp.sqrt(-mp.expm1(-mp.mpf(ref) / 2)))
+        assert hellinger_dirichlet(u, v) == pytest.approx(h_ref, rel=1e-11)
+
+
+def test_hellinger_matches_the_bhattacharyya_formula_of_the_note():
+    # H = sqrt(1 - B((u+v)/2) / sqrt(B(u) B(v))), evaluated in mpmath.
+    u, v = [2.0, 3.0, 4.0], [3.0, 2.5, 1.0]
+    with mp.workdps(50):
+        def log_b(a):
+            return mp.fsum(mp.loggamma(x) for x in a) - mp.loggamma(mp.fsum(a))
+        m = [(x + y) / 2 for x, y in zip(u, v)]
+        ref = mp.sqrt(1 - mp.exp(log_b(m) - (log_b(u) + log_b(v)) / 2))
+    assert hellinger_dirichlet(u, v) == pytest.approx(float(ref), rel=1e-12)
+    assert hellinger_dirichlet(u, u) == 0.0
+    assert hellinger_dirichlet(u, v) == hellinger_dirichlet(v, u)
+
+
+@pytest.mark.parametrize("lam", [0.5, 1.0, 1.5, 3.0])
+@pytest.mark.parametrize("tiny", [1e-160, 1e-200, 1e-300, 1e-320])
+def test_parameters_below_1e150_give_no_nan(tiny, lam):
+    # Former defect: 0 * inf in the Taylor branch returned NaN for parameters below ~1e-150.
+    u, v = [tiny, 2.0], [tiny, 1.0]  # w = u + (lam - 1)(u - v) > 0: finite at every order
+    value = renyi_divergence_dirichlet(u, v, lam, below_one=True)
+    assert np.isfinite(value)
+    # The exact value is below 1e-150 (mpmath); an absolute error of 1e-15 is rounding.
+    assert abs(value - mp_renyi_dirichlet(u, v, lam, dps=400)) < 1e-15
+
+
+@pytest.mark.parametrize("lam", [0.5, 1.0, 3.0])
+def test_tiny_parameters_that_differ_are_accurate(lam):
+    u, v = [1e-300, 1.0], [1e-300 * (1 + 1e-6), 1.0]
+    ref = mp_renyi_dirichlet(u, v, lam, dps=400)  # about 1e-13
+    assert renyi_divergence_dirichlet(u, v, lam, below_one=True) == pytest.approx(ref, rel=1e-8)
+    big = renyi_divergence_dirichlet([1e-300, 1.0], [1.0, 1.0], 0.5, below_one=True)
+    assert big == pytest.approx(mp_renyi_dirichlet([1e-300, 1.0], [1.0, 1.0], 0.5, dps=400), rel=1e-12)

@@ -1,0 +1,178 @@
+"""The smoothed-Hellinger exponential mechanism (lib.hellinger)."""
+
+from math import comb
+
+import mpmath as mp
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from lib import hellinger as hm
+from lib.divergence import hellinger_dirichlet
+
+PRIORS = [(1.0, 1.0), (0.5, 0.5), (2.0, 8.0)]
+
+
+def test_candidates_count_and_content():
+    for n, k in [(1, 2), (7, 2), (5, 3), (4, 4)]:
+        cand = hm.candidates(n, k)
+        assert cand.shape == (comb(n + k - 1, k - 1), k) == (hm.n_candidates(n, k), k)
+        assert np.all(cand.sum(axis=1) == n) and np.all(cand >= 0)
+        assert len({tuple(r) for r in cand.tolist()}) == cand.shape[0]
+    assert hm.candidates(4)[:, 0].tolist() == [0, 1, 2, 3, 4]
+
+
+def test_smoothing_parameter_is_the_formula_of_the_note():
+    eps, delta, n = 0.7, 1e-5, 40
+    gamma = np.log(1 - eps / (2 * np.log(delta / (2 * (n + 1)))))
+    assert hm.smoothing_parameter(eps, delta, n + 1) == pytest.approx(gamma, rel=1e-14)
+    with pytest.raises(ValueError, match="delta"):
+        hm.smoothing_parameter(1.0, 1.5, 10)
+
+
+def test_hellinger_of_betas_against_quadrature():
+    u, v = [3.0, 5.0], [4.5, 2.0]
+    bc = integrate.quad(lambda t: np.sqrt(stats.beta.pdf(t, *u) * stats.beta.pdf(t, *v)), 0, 1,
+                        epsabs=0, epsrel=1e-12)[0]
+    assert hellinger_dirichlet(u, v) == pytest.approx(np.sqrt(1 - bc), rel=1e-9)
+
+
+@pytest.mark.parametrize("prior", PRIORS)
+@pytest.mark.parametrize("n", [1, 2, 7])
+def test_fast_local_sensitivity_equals_brute_force_over_all_candidates(prior, n):
+    cand = hm.candidates(n)
+    hmat = hm.hellinger_matrix(prior, cand)
+    brute = hm.local_sensitivity_brute(hmat, hm.neighbour_index(cand))
+    # Both are maxima of the same rounded distances: equal to rounding (1e-14 absolute).
+    np.testing.assert_allclose(hm.local_sensitivity_beta(prior, n), brute, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(hm.local_sensitivity(prior, cand), brute, rtol=0, atol=1e-14)
+
+
+def test_fast_local_sensitivity_dirichlet_equals_brute_force():
+    prior = (0.5, 1.0, 2.0)
+    cand = hm.candidates(5, 3)
+    nb = hm.neighbour_index(cand)
+    brute = hm.local_sensitivity_brute(hm.hellinger_matrix(prior, cand), nb)
+    np.testing.assert_allclose(hm.local_sensitivity(prior, cand, nb), brute, rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("prior", PRIORS)
+@pytest.mark.parametrize("n, gamma", [(4, 0.05), (9, 0.3), (10, 2.0)])
+def test_fast_smooth_sensitivity_equals_brute_force_over_all_data_sets(prior, n, gamma):
+    brute, counts = hm.smooth_sensitivity_brute_beta(prior, n, gamma)
+    fast = hm.smooth_sensitivity_beta(hm.local_sensitivity_beta(prior, n), gamma)
+    np.testing.assert_allclose(fast[counts], brute, rtol=1e-13)
+    dense = hm.smooth_sensitivity(hm.local_sensitivity_beta(prior, n), hm.candidates(n), gamma)
+    np.testing.assert_allclose(fast, dense, rtol=1e-13)
+
+
+def test_smooth_sensitivity_is_gamma_smooth_and_above_local():
+    ls = hm.local_sensitivity_beta((1.0, 1.0), 200)
+    s = hm.smooth_sensitivity_beta(ls, 0.02)
+    assert np.all(s >= ls * (1 - 1e-14))  # equal where LS itself is the maximum (rounding)
+    assert np.all(np.abs(np.diff(np.log(s))) <= 0.02 + 1e-12)
+
+
+def test_log_pmf_is_normalised_and_survives_underflow():
+    # At eps = 200, n = 2000 the plain weights exp(-eps H / 2S) underflow to 0 for most r.
+    post = hm.posteriors((1.0, 1.0), hm.candidates(2000))
+    h = hellinger_dirichlet(post[700], post)
+    lp = hm.log_pmf(h, 1e-3, 200.0)
+    assert np.all(np.isfinite(lp))
+    assert np.exp(lp).sum() == pytest.approx(1.0, rel=1e-12)
+    assert np.argmax(lp) == 700
+
+
+def test_release_matches_the_exact_distribution():
+    prior, n, count, eps, delta = (1.0, 1.0), 30, 11, 1.0, 1e-6
+    mech = hm.hellinger_mechanism(prior, n, eps, delta)
+    draws = hm.release_beta(prior, count, n, eps, delta, size=40_000, rng=5)
+    freq = np.bincount(draws, minlength=n + 1) / draws.size
+    p = np.exp(mech.log_pmf[count])
+    # Chi-square goodness of fit: a correct sampler fails at level 1e-4 only 1 time in 10^4.
+    expected = p * draws.size
+    keep = expected > 5
+    chi2 = (((freq * draws.size)[keep] - expected[keep]) ** 2 / expected[keep]).sum()
+    assert stats.chi2.sf(chi2, keep.sum() - 1) > 1e-4
+    rows = hm.log_pmf_rows_beta(prior, n, eps, delta, [count])
+    np.testing.assert_allclose(rows[0], mech.log_pmf[count], rtol=0, atol=1e-12)
+
+
+def test_audit_of_a_known_mechanism():
+    # Randomised response on {0, 1}: P_x(x) = e^e / (1 + e^e); exactly e-DP, and
+    # delta(e') = (e^e - e^e') / (1 + e^e) for e' < e.
+    e = 1.3
+    lp = np.log(np.array([[np.exp(e), 1.0], [1.0, np.exp(e)]]) / (1 + np.exp(e)))
+    nb = np.array([[1], [0]])
+    out = hm.audit(lp, nb, [0.5, e], orders=[2.0])
+    assert out.pure_epsilon == pytest.approx(e, rel=1e-12)
+    assert out.delta[0] == pytest.approx((np.exp(e) - np.exp(0.5)) / (1 + np.exp(e)), rel=1e-12)
+    assert out.delta[1] == pytest.approx(0.0, abs=1e-15)
+    p = np.exp(lp)
+    renyi = np.log(np.sum(p[0] ** 2 / p[1]))
+    assert out.renyi[0] == pytest.approx(renyi, rel=1e-12)
+
+
+def test_audit_counts_agrees_with_the_dense_audit():
+    prior, n, eps, delta = (2.0, 8.0), 40, 2.0, 1e-3
+    mech = hm.hellinger_mechanism(prior, n, eps, delta)
+    dense = hm.audit(mech.log_pmf, mech.neighbours, [eps, 0.5 * eps], orders=[2.0, 8.0])
+    rows = hm.audit_counts(prior, n, eps, delta, np.arange(n), [eps, 0.5 * eps], orders=[2.0, 8.0])
+    assert rows.pure_epsilon == pytest.approx(dense.pure_epsilon, rel=1e-10)
+    np.testing.assert_allclose(rows.delta, dense.delta, rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(rows.renyi, dense.renyi, rtol=1e-9)
+
+
+def test_plain_exponential_mechanism_is_pure_dp():
+    # McSherry-Talwar: weights exp(-eps H / (2 GS)) are eps-DP; the audit must confirm it.
+    for prior in PRIORS:
+        mech = hm.hellinger_mechanism(prior, 25, 1.0, 1e-6, global_sensitivity=True)
+        assert hm.audit(mech.log_pmf, mech.neighbours, [1.0]).pure_epsilon <= 1.0 + 1e-12
+
+
+def test_tail_bounds_consistent_and_loose_hold():
+    prior, n, eps = (1.0, 1.0), 60, 1.0
+    mech = hm.hellinger_mechanism(prior, n, eps, 1e-6)
+    c = np.linspace(0, 1, 41)
+    for x in (0, 17, 30):
+        exact = hm.tail_exact(mech.log_pmf[x], mech.hellinger[x], c)
+        bounds = hm.tail_bounds(mech.hellinger[x], mech.smooth[x], eps, c)
+        assert np.all(exact <= bounds["consistent"] * (1 + 1e-12))
+        assert np.all(bounds["consistent"] <= bounds["loose"] * (1 + 1e-12))
+
+
+@pytest.mark.parametrize("u, v, eps", [([3.0, 5.0], [4.0, 4.0], 0.3), ([4.0, 4.0], [3.0, 5.0], 0.0),
+                                       ([20.5, 3.5], [21.0, 3.0], 0.05), ([1.2, 7.0], [2.2, 6.0], 1.0)])
+def test_beta_hockey_stick_against_quadrature(u, v, eps):
+    # The hockey-stick divergence by integrating (p - e^eps q)_+ directly.
+    def f(t):
+        return max(stats.beta.pdf(t, *u) - np.exp(eps) * stats.beta.pdf(t, *v), 0.0)
+    ref = integrate.quad(f, 0, 1, limit=400, epsabs=1e-13, epsrel=1e-10)[0]
+    assert hm.beta_hockey_stick(u, v, eps) == pytest.approx(ref, rel=1e-7, abs=1e-12)
+
+
+def test_beta_hockey_stick_rejects_unequal_totals():
+    with pytest.raises(ValueError, match="equal totals"):
+        hm.beta_hockey_stick([1.0, 2.0], [1.0, 3.0], 0.5)
+
+
+def test_dirichlet_exact_scale_meets_delta_and_is_the_largest():
+    alpha, n, eps, delta = 5.0, 50, 1.0, 1e-5
+    r = hm.dirichlet_exact_scale(alpha, n, eps, delta)
+    assert hm.dirichlet_worst_delta(r, alpha, n, eps) <= delta
+    assert hm.dirichlet_worst_delta(r * (1 + 1e-6), alpha, n, eps) > delta
+
+
+def test_bad_input_raises():
+    with pytest.raises(ValueError, match="n must be an integer"):
+        hm.candidates(0)
+    with pytest.raises(ValueError, match="prior"):
+        hm.posteriors((1.0, 1.0, 1.0), hm.candidates(3))
+    with pytest.raises(ValueError, match="count must be in"):
+        hm.release_beta((1.0, 1.0), 5, 4, 1.0, 1e-6)
+    with pytest.raises(ValueError, match="at most 14"):
+        hm.smooth_sensitivity_brute_beta((1.0, 1.0), 15, 0.1)
+    with pytest.raises(ValueError, match="gamma"):
+        hm.smooth_sensitivity_beta([0.1, 0.2], 0.0)
+    with pytest.raises(ValueError, match=r"alpha must be in \(0, inf\)"):
+        hm.dirichlet_exact_scale(0.0, 10, 1.0, 1e-6)
