@@ -30,7 +30,7 @@ import numpy as np
 
 from ..protocol import get, names
 from .analysis import summarise
-from .data import DATASETS
+from .data import DATASETS, DataFileError
 from .grid import (BN_DATASETS, DEFAULT_SEED, DP_DELTA, PRIVACY, TASKS, run)
 
 #: Each (model, privacy) grid's default mechanisms, budget axis (log10 ends) and figures.
@@ -151,9 +151,13 @@ def main(argv=None) -> int:
         top.error(f"--datasets {' '.join(unknown)}: --model {args.model} runs on {', '.join(task.datasets)}")
     budgets = np.logspace(*ends, args.n_epsilons)
     start = time.perf_counter()
-    results = run(args.model, mechanisms, budgets, privacy=args.privacy, datasets=datasets,
-                  n_repeats=args.n_repeats, lam=args.lam, delta=args.delta, seed=args.seed,
-                  progress=False if args.no_progress else None)
+    try:
+        results = run(args.model, mechanisms, budgets, privacy=args.privacy, datasets=datasets,
+                      n_repeats=args.n_repeats, lam=args.lam, delta=args.delta, seed=args.seed,
+                      progress=False if args.no_progress else None)
+    except DataFileError as exc:  # the data cannot be found: say where we looked, no traceback
+        print(f"python -m lib.experiments: error: {exc}", file=sys.stderr)
+        return 1
     elapsed = time.perf_counter() - start
     args.out.mkdir(parents=True, exist_ok=True)
     stem = f"{args.model.replace('-', '_')}_{args.privacy}"

@@ -15,9 +15,11 @@ Each file is looked up, in this order,
 1. in the folder named by the environment variable ``DIRICHLET_DATA_DIR``
    (:data:`DATA_ENV`), laid out as ``<folder>/<dataset folder>/<file>``;
 2. in the per-user cache ``$XDG_CACHE_HOME/dirichlet-mechanism`` (or
-   ``~/.cache/dirichlet-mechanism``), with the same layout;
-3. at the UCI repository, downloaded into the cache (only where UCI serves the
-   file in a form the standard library can read; see below).
+   ``~/.cache/dirichlet-mechanism``), with the same layout; this is where
+   downloads land, so with :data:`DATA_ENV` unset the loader still works
+   (from the cache, else from UCI);
+3. at the UCI repository (or the mirror named by :data:`MIRROR_ENV`),
+   downloaded into the cache.
 
 A file may be stored plain or gzipped (``name`` or ``name.gz``). Its recorded
 sha256 (:attr:`DataFile.sha256`) is that of the *plain* content, so one
@@ -25,7 +27,18 @@ checksum covers both forms and the copy that a download extracts. Every file is
 read whole, decompressed if needed, and verified before a single byte is
 parsed; the parser reads the verified bytes, never the file again. A missing
 or corrupted file raises :class:`DataFileError` naming the file, the expected
-checksum and how to obtain it.
+checksum, every place looked in and how to obtain it.
+
+**Tables verified by their values.** UCI serves Default of Credit Card
+Clients only as an Excel ``.xls`` file inside a zip archive; the data folder
+may hold that file or a CSV conversion of it (``UCI_Credit_Card.csv``, whose
+bytes no writer reproduces). Such a file has a :attr:`DataFile.decode`
+function that reads it (the ``.xls`` with the maintained reader
+``python-calamine``, the CSV with pandas) into a *canonical* text of its
+values: the header ``ID,X1,...,X23,Y`` and one line per client of integers
+in decimal, LF line ends. The recorded sha256 is that of the canonical
+text, so the same check accepts UCI's file and the CSV copy, and the parser
+reads the canonical text.
 
 **Downloads.**
 
@@ -33,19 +46,26 @@ A download goes to a temporary file in the folder :data:`PARTIAL_DIR` of the
 cache (never in a dataset folder), with a timeout on every wait for the
 server (:data:`DOWNLOAD_TIMEOUT` seconds) and on the whole transfer
 (:data:`DOWNLOAD_DEADLINE`); the content (for a zip archive, the one member
-that is needed) is verified and only then renamed into place, so a failed,
-corrupted or killed download leaves nothing where the loader looks (a killed
-one leaves a ``.part`` file in :data:`PARTIAL_DIR`, which the next download
-removes). What UCI serves:
+that is needed; for a decoded table, its canonical values) is verified and
+only then renamed into place, so a failed, corrupted or killed download leaves
+nothing where the loader looks (a killed one leaves a ``.part`` file in
+:data:`PARTIAL_DIR`, which the next download removes). What UCI serves:
 
 - Adult, Spambase, Optdigits, the ann-thyroid files and Online Shoppers are
   plain files at ``archive.ics.uci.edu/ml/machine-learning-databases``.
 - Bank Marketing and South German Credit are zip archives; the needed member
   is extracted with :mod:`zipfile`.
-- Default of Credit Card Clients is an Excel ``.xls`` file at UCI. Reading it
-  needs the package ``xlrd``, which this project does not install, so there is
-  no automatic download: :class:`DataFileError` says how to make the CSV this
-  loader reads (header ``ID,X1,...,X23,Y``, one row per client, UCI's order).
+- Default of Credit Card Clients is ``default of credit card clients.xls``
+  inside ``archive.ics.uci.edu/static/public/350/...zip``; the cache keeps
+  the ``.xls`` as UCI serves it.
+
+The standard library does the HTTP, caching and checksums (about 240 lines):
+``pooch`` (1.9) was considered and not adopted: it downloads into a temporary
+file beside the target (a killed download leaves it where the loader
+looks), has a per-read timeout but no deadline for the whole transfer,
+checks the hash of the archive rather than of the member or the decoded
+table, and does not search a data folder for plain or gzipped copies; each
+of these would need a custom downloader or processor around it.
 """
 
 from __future__ import annotations
@@ -93,8 +113,15 @@ DOWNLOAD_DEADLINE = 300.0
 #: loader looks; the next download removes such leftovers.
 PARTIAL_DIR = ".partial"
 
-#: Where the UCI repository serves its original files.
-UCI_BASE = "https://archive.ics.uci.edu/ml/machine-learning-databases"
+#: The UCI repository's address; every download URL starts with it.
+UCI_HOST = "https://archive.ics.uci.edu"
+
+#: Where the UCI repository serves its original files (the legacy layout).
+UCI_BASE = f"{UCI_HOST}/ml/machine-learning-databases"
+
+#: Environment variable naming a mirror of the UCI repository: a base URL that
+#: replaces :data:`UCI_HOST` in every download (the same file layout below it).
+MIRROR_ENV = "DIRICHLET_UCI_MIRROR"
 
 
 class DataFileError(OSError):
@@ -121,7 +148,16 @@ class DataFile:
     member : str or None
         The member of the zip archive at ``url`` that is this file.
     how_to_obtain : str
-        Extra advice for the error message (used when ``url`` is None).
+        Extra advice for the error message.
+    decode : callable or None
+        ``decode(raw, name) -> bytes``: the canonical text of the table in
+        ``raw`` (the bytes of a file called ``name``); ``None`` for files
+        verified byte for byte. When set, :attr:`sha256` is that of the
+        canonical text and :func:`fetch` returns it.
+    aliases : tuple of str
+        Other paths (relative to the data folder, plain or ``.gz``) that hold
+        the same table in another format, e.g. a CSV conversion of an
+        ``.xls``; only meaningful with ``decode``.
     """
 
     path: str
@@ -129,6 +165,8 @@ class DataFile:
     url: str | None
     member: str | None = None
     how_to_obtain: str = ""
+    decode: Callable[[bytes, str], bytes] | None = None
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -153,30 +191,65 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def source_url(file: DataFile) -> str | None:
+    """Where :func:`download` fetches ``file``: its URL, on the mirror if one is set.
+
+    With :data:`MIRROR_ENV` set (e.g. ``http://127.0.0.1:8000``), the prefix
+    :data:`UCI_HOST` of :attr:`DataFile.url` is replaced by the mirror.
+    """
+    mirror = os.environ.get(MIRROR_ENV)
+    if file.url is None or not mirror or not file.url.startswith(UCI_HOST):
+        return file.url
+    return mirror.rstrip("/") + file.url[len(UCI_HOST):]
+
+
+def _names(file: DataFile) -> tuple[str, ...]:
+    return (file.path,) + file.aliases
+
+
 def _advice(file: DataFile) -> str:
-    ways = [f"set {DATA_ENV} to a folder holding {file.path} (or "
-            f"{file.path}.gz)"]
-    if file.url is not None:
-        where = file.url + (f" (member {file.member})" if file.member else "")
+    held = " or ".join(f"{p} (or {p}.gz)" for p in _names(file))
+    ways = [f"set {DATA_ENV} to a folder holding {held}"]
+    url = source_url(file)
+    if url is not None:
+        where = url + (f" (member {file.member})" if file.member else "")
         ways.append(f"download it from {where}")
     if file.how_to_obtain:
         ways.append(file.how_to_obtain)
     return "; or ".join(ways)
 
 
+def _what(file: DataFile) -> str:
+    return "decoded table" if file.decode is not None else "content"
+
+
+def _decoded(raw: bytes, name: str, file: DataFile, where: str, consequence: str) -> bytes:
+    """The canonical text of ``raw`` for a decoded table (``raw`` itself otherwise)."""
+    if file.decode is None:
+        return raw
+    try:
+        return file.decode(raw, name)
+    except DataFileError as exc:
+        raise DataFileError(f"{where} cannot be read as the table {file.path}: {exc}; {consequence}. "
+                            f"To obtain a good copy: {_advice(file)}") from exc
+
+
 def _read_verified(path: Path, file: DataFile) -> bytes:
-    """The plain content of ``path``, after checking its sha256."""
+    """The plain content of ``path`` (a decoded table's canonical text), after checking its sha256."""
     raw = path.read_bytes()
+    name = path.name
     if path.suffix == ".gz":
+        name = path.stem
         try:
             raw = gzip.decompress(raw)
         except (OSError, EOFError) as exc:
             raise DataFileError(
                 f"{path} is not a valid gzip file ({exc}); expected the "
-                f"content of {file.path} with sha256 {file.sha256}. To obtain "
+                f"{_what(file)} of {file.path} with sha256 {file.sha256}. To obtain "
                 f"it: {_advice(file)}") from exc
-    _verify(raw, file, f"{path} is corrupted", "nothing was parsed")
-    return raw
+    content = _decoded(raw, name, file, str(path), "nothing was parsed")
+    _verify(content, file, f"{path} is corrupted", "nothing was parsed")
+    return content
 
 
 def _verify(content: bytes, file: DataFile, problem: str, consequence: str) -> None:
@@ -184,25 +257,30 @@ def _verify(content: bytes, file: DataFile, problem: str, consequence: str) -> N
     digest = _sha256(content)
     if digest != file.sha256:
         raise DataFileError(
-            f"{problem}: its content has sha256 {digest}, expected "
+            f"{problem}: its {_what(file)} has sha256 {digest}, expected "
             f"{file.sha256}; {consequence}. To obtain a good copy: "
             f"{_advice(file)}")
 
 
 def _candidates(folder: Path, file: DataFile) -> list[Path]:
-    plain = folder / file.path
-    return [p for p in (plain, plain.with_name(plain.name + ".gz"))
-            if p.is_file()]
+    found = []
+    for name in _names(file):
+        plain = folder / name
+        found += [p for p in (plain, plain.with_name(plain.name + ".gz")) if p.is_file()]
+    return found
 
 
 def download(file: DataFile, folder: Path | None = None, *,
              timeout: float | None = None) -> Path:
     """Download ``file`` into ``folder`` (the cache by default), verified.
 
-    The bytes go to a temporary file next to the target; for a zip archive
-    the member :attr:`DataFile.member` is extracted. The plain content is
-    checked against :attr:`DataFile.sha256` and only then renamed to
-    ``folder / file.path``, so a failure leaves nothing behind.
+    The bytes go to a temporary file in the folder :data:`PARTIAL_DIR`; for
+    a zip archive the member :attr:`DataFile.member` is extracted, and a
+    decoded table (:attr:`DataFile.decode`) is decoded. The content (the
+    table's canonical text) is checked against :attr:`DataFile.sha256` and
+    only then the file, as served, is renamed to ``folder / file.path``, so
+    a failure leaves nothing where the loader looks. The URL is
+    :func:`source_url` (the mirror of :data:`MIRROR_ENV`, when set).
 
     Parameters
     ----------
@@ -221,10 +299,11 @@ def download(file: DataFile, folder: Path | None = None, *,
     Raises
     ------
     DataFileError
-        On a network error, an HTTP error, a timeout, a bad archive or a
-        checksum mismatch.
+        On a network error, an HTTP error, a timeout, a bad archive, a file
+        that cannot be decoded or a checksum mismatch.
     """
-    if file.url is None:
+    url = source_url(file)
+    if url is None:
         raise DataFileError(
             f"{file.path} (sha256 {file.sha256}) cannot be downloaded "
             f"automatically. To obtain it: {_advice(file)}")
@@ -237,12 +316,12 @@ def download(file: DataFile, folder: Path | None = None, *,
     _remove_stale_partials(partial)
     fd, tmp_name = tempfile.mkstemp(dir=partial, prefix=f"{target.name}.", suffix=".part")
     tmp = Path(tmp_name)
-    where = f"{file.path} from {file.url}"
+    where = f"{file.path} from {url}"
     try:
         try:
             deadline = time.monotonic() + DOWNLOAD_DEADLINE
             with os.fdopen(fd, "wb") as out, \
-                    urllib.request.urlopen(file.url, timeout=timeout) as resp:
+                    urllib.request.urlopen(url, timeout=timeout) as resp:
                 # read1: whatever has arrived (at most 64 KiB), so that a trickle of
                 # bytes still reaches the deadline check
                 while chunk := resp.read1(1 << 16):
@@ -272,10 +351,12 @@ def download(file: DataFile, folder: Path | None = None, *,
                     data = archive.read(file.member)
             except (zipfile.BadZipFile, KeyError) as exc:
                 raise DataFileError(
-                    f"{file.url} is not a zip archive holding {file.member} "
+                    f"{url} is not a zip archive holding {file.member} "
                     f"({exc}). Expected sha256 {file.sha256} for "
                     f"{file.path}. To obtain it: {_advice(file)}") from exc
-        _verify(data, file, f"the download of {where} is corrupted or truncated",
+        content = _decoded(data, Path(file.member or file.path).name, file,
+                           f"the download of {where}", "nothing was kept")
+        _verify(content, file, f"the download of {where} is corrupted or truncated",
                 "nothing was kept")
         tmp.write_bytes(data)
         os.replace(tmp, target)
@@ -296,7 +377,7 @@ def _remove_stale_partials(partial: Path) -> None:
 
 
 def fetch(file: DataFile, *, download_missing: bool = True) -> bytes:
-    """The verified plain content of one data file.
+    """The verified plain content of one data file (a decoded table's canonical text).
 
     Looks in ``$DIRICHLET_DATA_DIR``, then in the cache, then downloads into
     the cache (unless ``download_missing`` is False). A corrupted copy is an
@@ -306,7 +387,8 @@ def fetch(file: DataFile, *, download_missing: bool = True) -> bytes:
     ------
     DataFileError
         If the file is missing everywhere (and cannot be downloaded) or a
-        copy fails its checksum.
+        copy fails its checksum. The message lists every place looked in and
+        why each failed.
     """
     folders = []
     env = os.environ.get(DATA_ENV)
@@ -321,7 +403,8 @@ def fetch(file: DataFile, *, download_missing: bool = True) -> bytes:
         if not folder.is_dir():
             places.append(f"{label} folder {folder} does not exist")
         else:
-            places.append(f"{label}: no {folder / file.path}[.gz]")
+            missing = " nor ".join(f"{folder / name}[.gz]" for name in _names(file))
+            places.append(f"{label}: no {missing}")
     if not env:
         places.append(f"{DATA_ENV} is not set")
     looked = "; ".join(places)
@@ -434,14 +517,80 @@ CREDIT_COLUMNS = (
     + ("default payment next month",)
 )
 
+#: The header of the credit-card table's canonical text (the .xls's first
+#: header row, with ``ID`` for its blank first cell; the CSV copy's header).
+CREDIT_HEADER = ("ID",) + tuple(f"X{i}" for i in range(1, 24)) + ("Y",)
+
+
+def _integer_table(values, where: str) -> np.ndarray:
+    """``values`` (rows of numbers) as an int64 array; every value must be a whole number."""
+    try:
+        table = np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise DataFileError(f"{where}: not a table of numbers ({exc})") from None
+    if table.ndim != 2 or table.shape[1] != len(CREDIT_HEADER) or not len(table):
+        raise DataFileError(f"{where}: expected rows of {len(CREDIT_HEADER)} numbers, "
+                            f"got an array of shape {table.shape}")
+    whole = np.isfinite(table) & (table == np.round(table)) & (np.abs(table) < 2.0 ** 53)
+    if not whole.all():
+        i, j = np.argwhere(~whole)[0]
+        raise DataFileError(f"{where}: data row {i + 1}, column {CREDIT_HEADER[j]} holds "
+                            f"{table[i, j].item()!r}, not a whole number")
+    return table.astype(np.int64)
+
+
+def _canonical(table: np.ndarray) -> bytes:
+    """The canonical text: header ``ID,X1,...,X23,Y``, integers in decimal, LF line ends."""
+    body = pd.DataFrame(table).to_csv(header=False, index=False, lineterminator="\n")
+    return (",".join(CREDIT_HEADER) + "\n" + body).encode("ascii")
+
+
+def _decode_credit(raw: bytes, name: str) -> bytes:
+    """The canonical text of the credit-card table in UCI's ``.xls`` or in its CSV conversion.
+
+    UCI's ``default of credit card clients.xls`` (sheet 1) has two header
+    rows, ``(blank), X1, ..., X23, Y`` and ``ID, LIMIT_BAL, ..., default
+    payment next month`` (:data:`CREDIT_COLUMNS`), then one row per client;
+    the CSV conversion has the header ``ID,X1,...,X23,Y``. Both must hold
+    whole numbers only. Raises :class:`DataFileError` otherwise.
+    """
+    if name.lower().endswith((".xls", ".xlsx")):
+        try:
+            from python_calamine import CalamineWorkbook
+        except ImportError as exc:  # pragma: no cover - requirements.txt installs it
+            raise DataFileError("reading .xls needs the package python-calamine "
+                                "(pip install python-calamine)") from exc
+        try:
+            rows = CalamineWorkbook.from_filelike(io.BytesIO(raw)).get_sheet_by_index(0).to_python()
+        except Exception as exc:  # calamine raises its own error types for a damaged workbook
+            raise DataFileError(f"not a readable Excel workbook ({type(exc).__name__}: {exc})") from None
+        while rows and all(cell in ("", None) for cell in rows[-1]):
+            rows.pop()  # trailing blank rows of the sheet's dimension
+        width = len(CREDIT_HEADER)
+        if any(cell not in ("", None) for row in rows for cell in row[width:]):
+            raise DataFileError(f"expected {width} columns, found values beyond them")
+        rows = [row[:width] for row in rows]  # blank trailing columns of the sheet's dimension
+        first = [str(c).strip() for c in rows[0][1:]] if rows else []
+        second = [str(c).strip() for c in rows[1]] if len(rows) > 1 else []
+        if first != list(CREDIT_HEADER[1:]) or second != ["ID", *CREDIT_COLUMNS]:
+            raise DataFileError("expected the header rows '(blank), X1, ..., X23, Y' and "
+                                "'ID, LIMIT_BAL, ..., default payment next month'; got "
+                                f"{first[:3]}... and {second[:3]}...")
+        table = _integer_table(rows[2:], name)
+    else:
+        try:
+            frame = pd.read_csv(io.BytesIO(raw))
+        except (ValueError, UnicodeDecodeError) as exc:  # pandas' ParserError is a ValueError
+            raise DataFileError(f"not a readable CSV file ({exc})") from None
+        if tuple(map(str, frame.columns)) != CREDIT_HEADER:
+            raise DataFileError("the credit-card CSV must have the header ID,X1,...,X23,Y; got "
+                                + ",".join(map(str, frame.columns[:5])) + ",...")
+        table = _integer_table(frame.to_numpy(), name)
+    return _canonical(table)
+
 
 def _parse_credit(parts: list[bytes]) -> pd.DataFrame:
-    frame = _csv(parts[0])
-    expected = ["ID"] + [f"X{i}" for i in range(1, 24)] + ["Y"]
-    if list(frame.columns) != expected:
-        raise DataFileError(
-            "the credit-card CSV must have the header ID,X1,...,X23,Y; got "
-            + ",".join(map(str, frame.columns[:5])) + ",...")
+    frame = _csv(parts[0])  # the canonical text of _decode_credit, already verified
     frame = frame.drop(columns="ID")
     frame.columns = list(CREDIT_COLUMNS)
     return frame
@@ -476,20 +625,19 @@ def _uci(path: str) -> str:
     return f"{UCI_BASE}/{path}"
 
 
-_CREDIT_HELP = (
-    "UCI serves this dataset only as 'default of credit card clients.xls' "
-    f"({_uci('00350/default%20of%20credit%20card%20clients.xls')}); reading "
-    ".xls needs the package xlrd, which is not installed here. Convert it "
-    "once, e.g. with pandas.read_excel(path, header=0) after installing "
-    "xlrd, and save the 30000 rows with the header ID,X1,...,X23,Y as "
-    "default_credit_card/UCI_Credit_Card.csv in the data folder or the cache")
+#: Where UCI serves Default of Credit Card Clients (id 350): a zip archive
+#: holding the one sheet ``default of credit card clients.xls``.
+CREDIT_URL = f"{UCI_HOST}/static/public/350/default+of+credit+card+clients.zip"
 
 _REGISTRY: dict[str, _Dataset] = {
     "CreditCard": _Dataset(
         files=(DataFile(
-            "default_credit_card/UCI_Credit_Card.csv",
-            "023eb2c3ad9efd15e7869616fa50a0143f25223105c7069ba632431530afdb61",
-            None, how_to_obtain=_CREDIT_HELP),),
+            "default_credit_card/default of credit card clients.xls",
+            # sha256 of the decoded table's canonical text (_decode_credit), not of the file
+            "70b04919874ce71492cd9e08e7bad15389a104e79bebf7811bf338ee89947b20",
+            CREDIT_URL, member="default of credit card clients.xls",
+            decode=_decode_credit,
+            aliases=("default_credit_card/UCI_Credit_Card.csv",)),),
         label="default payment next month", positive=1, parse=_parse_credit,
         categorical=("SEX", "EDUCATION", "MARRIAGE", "PAY_0")
         + tuple(f"PAY_{i}" for i in range(2, 7)),
@@ -640,3 +788,44 @@ def load(name: str) -> pd.DataFrame:
     _spec(name)
     frame = _load_cached(name, os.environ.get(DATA_ENV), str(cache_dir()))
     return frame.copy()
+
+
+def fetch_all(names=DATASETS) -> None:
+    """Fetch and verify every file of the datasets ``names`` (fills the cache from UCI if needed).
+
+    Raises
+    ------
+    DataFileError
+        Listing every file that could not be obtained, each with every place looked in.
+    """
+    failures = []
+    for name in names:
+        for file in files(name):
+            try:
+                fetch(file)
+            except DataFileError as exc:
+                failures.append(f"{name}: {exc}")
+    if failures:
+        raise DataFileError(f"{len(failures)} data file(s) could not be obtained:\n" + "\n".join(failures))
+
+
+def main(argv=None) -> int:
+    """Fetch and verify the datasets ``argv`` (all by default): the body of a command-line ``fetch``.
+
+    Prints where downloads are cached and returns 0, or prints every file that could not be
+    obtained (each with every place looked in) to stderr and returns 1, without a traceback.
+    ``python -c "import sys; from lib.experiments.data import main; sys.exit(main())"``
+    fills the cache before working offline.
+    """
+    import sys
+
+    names = tuple(argv if argv is not None else sys.argv[1:]) or DATASETS
+    try:
+        for name in names:
+            _spec(name)
+        fetch_all(names)
+    except (ValueError, DataFileError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"verified {', '.join(names)}; downloads are cached in {cache_dir()}")
+    return 0

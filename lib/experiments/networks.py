@@ -15,7 +15,7 @@ import numpy as np
 
 from ..bayesian_network import depths
 from .data import label_column
-from .preprocessing import prepare
+from .preprocessing import BINNING, prepare
 
 #: The networks of Figure 6 (node: parents), in the node order of the author's
 #: notebooks (a topological order). Names are the columns of
@@ -64,7 +64,7 @@ NETWORKS: dict[str, dict[str, tuple[str, ...]]] = {
 
 #: Node names of the author's notebooks that differ from ours (ours: theirs).
 #: The author's South German Credit file called ``famges`` (personal status and
-#: sex) ``sex_marital_status``; UCI's documentation, and :mod:`lib.data`, call
+#: sex) ``sex_marital_status``; UCI's documentation, and :mod:`lib.experiments.data`, call
 #: it ``personal_status_sex``.
 AUTHOR_NAMES = {"GermanCredit": {"personal_status_sex": "sex_marital_status"}}
 
@@ -90,14 +90,17 @@ class NetworkData(NamedTuple):
     test: np.ndarray
 
 
-def prepare_network(name: str, seed: int = 1) -> NetworkData:
+def prepare_network(name: str, seed: int = 1, *, binning: str = BINNING) -> NetworkData:
     """The nodes of network :data:`NETWORKS` ``[name]``, encoded by :func:`lib.preprocessing.prepare`.
 
-    The same preprocessing as naive Bayes (Section 5.1): a 70/30 split with
-    ``seed``, numerical attributes binned at the training deciles (outer bins
-    open, so every test value falls in a bin), categorical domains from the
-    whole file. The label column is appended as one more categorical variable
-    with its ``n_classes`` values.
+    The same preprocessing as naive Bayes (Section 5.1), with the same
+    ``binning``: a 70/30 split with ``seed``; with ``binning="public"``,
+    numerical attributes binned at public edges and domains and classes from
+    the public schema (nothing read from the rows, nothing dropped); with
+    ``"quantile"`` (the non-private variant), bins at the training deciles
+    (outer bins open, so every test value falls in a bin) and categorical
+    domains from the whole file. The label column is appended as one more
+    categorical variable with its ``n_classes`` values.
 
     Raises
     ------
@@ -108,7 +111,18 @@ def prepare_network(name: str, seed: int = 1) -> NetworkData:
     """
     if name not in NETWORKS:
         raise ValueError(f"name must be one of {', '.join(NETWORKS)}; got {name!r}")
-    split = prepare(name, seed=seed)
+    return network_from_split(name, prepare(name, seed=seed, binning=binning))
+
+
+def network_from_split(name: str, split) -> NetworkData:
+    """The nodes of network :data:`NETWORKS` ``[name]`` taken from an encoded ``split``.
+
+    A per-column selection: it reads the split's public parts (attribute
+    names, domains) and copies the codes. :func:`prepare_network` is this
+    applied to :func:`lib.experiments.preprocessing.prepare`.
+    """
+    if name not in NETWORKS:
+        raise ValueError(f"name must be one of {', '.join(NETWORKS)}; got {name!r}")
     columns = list(split.attributes) + [label_column(name)]
     n_all = np.append(split.n_values, split.n_classes).astype(np.int64)
     train = np.column_stack([split.X_train, split.y_train])

@@ -17,7 +17,7 @@ Split
     percent. One split per seed; the experiments' repetitions re-draw only the
     mechanism's noise (as the author's code did).
 Which attributes are numerical
-    The dataset's documentation decides (:mod:`lib.data` gives categorical
+    The dataset's documentation decides (:mod:`lib.experiments.data` gives categorical
     attributes the ``category`` dtype; strings and booleans are categorical
     too). Every other attribute is numerical and is binned, whatever its
     number of distinct values: Digit's pixel counts 0..16, Bank's
@@ -72,6 +72,45 @@ Data values
 Labels
     Class codes follow the sorted original label values
     (:attr:`Split.classes`).
+
+**Public or private preprocessing (issue 19).** The notes above describe
+``binning="quantile"``: its bin edges are training quantiles and it drops
+attributes that are constant on the training split, so the released model
+depends on the private rows through steps that spend no budget. It is kept
+as the labelled **non-private** variant (the paper's and the author's
+pipeline). ``binning="public"`` reads nothing from the rows but the values
+it encodes, one row at a time:
+
+Domains and classes
+    From the public schema (:mod:`lib.experiments.schema`): the documented
+    values of each categorical attribute, plus an ``other`` code where the
+    schema declares one (present whether used or not), and the documented
+    classes, coded in the schema's order.
+Numerical attributes
+    ``n_bins`` bins between the public range ``[a, b]`` of
+    :mod:`lib.experiments.public_bounds`, on the scale :data:`SCALES` gives
+    the attribute (a public, per-attribute choice from what the attribute
+    *is*, never from its values): ``"linear"``, equal widths;
+    ``"log"`` (counts, amounts, durations, rates and frequencies: non-negative
+    and heavy-tailed by nature), interior edges
+    ``a + (b - a) * 10 ** (-LOG_DECADES * (1 - k / n_bins))``, ``k = 1 ..
+    n_bins - 1``, which spreads the bins over the four decades below ``b``;
+    ``"symlog"`` (signed amounts, ``a = -b``), the log rule with
+    ``n_bins // 2`` bins on each side of 0, mirrored. The outer bins are open,
+    so a value outside the range falls into an end bin. Every attribute gets
+    exactly ``n_bins`` codes (``n_bins`` must be even for ``"symlog"``).
+Nothing is dropped
+    An attribute that is constant on the training split keeps its column
+    (its table then carries no information, and still costs its share of the
+    budget: that is the price of not looking).
+Missing numerical values
+    Refused (none of the eight datasets has one): whether to add a code for
+    them would depend on the rows.
+
+Under replace-one neighbours the number of training rows is public (it is
+fixed by the split of a public row count), so with ``binning="public"``
+everything except the mechanisms' outputs is the same for neighbouring
+training sets: edges, domains, kept attributes, the shapes of the releases.
 """
 
 from __future__ import annotations
@@ -84,6 +123,7 @@ import numpy as np
 import pandas as pd
 
 from .. import _validate
+from . import public_bounds, schema
 from .data import DATASETS, label_column, load, positive_class
 
 #: Attributes left out of a dataset before encoding (see the module notes).
@@ -94,6 +134,31 @@ EXCLUDED: dict[str, tuple[str, ...]] = {"Adult": ("fnlwgt",)}
 TEST_SIZE = 0.3
 N_BINS = 10
 SEED = 1
+
+#: The preprocessing variants: ``"public"`` reads no private statistic;
+#: ``"quantile"`` is the paper's non-private variant (training quantiles,
+#: constant columns dropped).
+BINNINGS = ("public", "quantile")
+#: The default of :func:`prepare`. Still the non-private ``"quantile"`` until
+#: the chapters are re-executed on the public pipeline (issue 19).
+BINNING = "quantile"
+#: Decades below the upper end of a range that the ``"log"`` scale covers.
+LOG_DECADES = 4.0
+
+_LOG = "log"
+#: The public scale of the bins of each numerical attribute (``"linear"`` if
+#: not listed): see the module notes. Chosen from what an attribute is.
+SCALES: dict[str, dict[str, str]] = {
+    "Adult": {"capital-gain": _LOG, "capital-loss": _LOG},
+    "Bank": {a: _LOG for a in ("duration", "campaign", "pdays", "previous")},
+    "Spam": {a: _LOG for a in public_bounds.BOUNDS["Spam"]},
+    "Thyroid": {a: _LOG for a in ("TSH", "T3", "TT4", "T4U", "FTI")},
+    "Shopper": {a: _LOG for a in public_bounds.BOUNDS["Shopper"] if a != "SpecialDay"},
+    "CreditCard": {"LIMIT_BAL": _LOG, **{f"PAY_AMT{i}": _LOG for i in range(1, 7)},
+                   **{f"BILL_AMT{i}": "symlog" for i in range(1, 7)}},
+    "GermanCredit": {"amount": _LOG},
+    "Digit": {},
+}
 
 
 class Split(NamedTuple):
@@ -188,6 +253,98 @@ def bin_codes(values, edges) -> np.ndarray:
     codes = np.searchsorted(np.asarray(edges, dtype=float), x, side="left")
     codes[np.isnan(x)] = len(edges) + 1
     return codes.astype(np.int64)
+
+
+def public_edges(lower: float, upper: float, n_bins: int = N_BINS, scale: str = "linear") -> np.ndarray:
+    """Interior edges of ``n_bins`` bins over the public range ``[lower, upper]``.
+
+    Parameters
+    ----------
+    lower, upper : float
+        The public range (:mod:`lib.experiments.public_bounds`), ``lower < upper``.
+    n_bins : int
+        Number of bins (>= 2; even for ``"symlog"``).
+    scale : {"linear", "log", "symlog"}
+        Equal widths; the log rule of the module notes; the log rule on each
+        side of 0 (needs ``lower == -upper``).
+
+    Returns
+    -------
+    ndarray
+        ``n_bins - 1`` strictly increasing edges; they depend on the
+        arguments only (no data).
+
+    Examples
+    --------
+    >>> public_edges(0, 10, 5).tolist()
+    [2.0, 4.0, 6.0, 8.0]
+    >>> public_edges(0, 100, 5, "log").round(3).tolist()
+    [0.063, 0.398, 2.512, 15.849]
+    """
+    _check(0, 0.5, n_bins)
+    lower = _validate.scalar(np.asarray(lower, dtype=float), "lower")
+    upper = _validate.scalar(np.asarray(upper, dtype=float), "upper")
+    if not (np.isfinite(lower) and np.isfinite(upper) and lower < upper):
+        raise ValueError(f"the public range must be finite with lower < upper; got [{lower}, {upper}]")
+    if scale == "linear":
+        return lower + (upper - lower) * np.arange(1, n_bins) / n_bins
+    if scale == "log":
+        return lower + (upper - lower) * 10.0 ** (-LOG_DECADES * (1 - np.arange(1, n_bins) / n_bins))
+    if scale == "symlog":
+        if n_bins % 2 or lower != -upper:
+            raise ValueError(f"the 'symlog' scale needs an even n_bins and lower == -upper; got "
+                             f"n_bins={n_bins}, [{lower}, {upper}]")
+        half = public_edges(0.0, upper, n_bins // 2, "log")
+        return np.concatenate([-half[::-1], [0.0], half])
+    raise ValueError(f"scale must be 'linear', 'log' or 'symlog'; got {scale!r}")
+
+
+def _check_binning(binning):
+    if binning not in BINNINGS:
+        raise ValueError(f"binning must be one of {', '.join(map(repr, BINNINGS))}; got {binning!r}")
+    return binning
+
+
+def _encode_public(frame: pd.DataFrame, name: str, seed: int, test_size: float, n_bins: int):
+    """The Split of dataset ``name`` with public edges, schema domains and no dropping."""
+    label = label_column(name)
+    train, test = _split_rows(len(frame), seed, test_size)
+    y_codes = schema.encode(frame[label], schema.classes(name), f"label {label!r}")
+    doms = schema.domains(name)
+    columns, n_values, names, info = [], [], [], []
+    for attr in frame.columns:
+        if attr == label:
+            continue
+        if attr in doms:
+            codes = schema.encode(frame[attr], doms[attr], f"attribute {attr!r}")
+            n, kind, edges = doms[attr].size, "categorical", None
+        else:
+            x = frame[attr].to_numpy(dtype=float)
+            if np.isnan(x).any():
+                raise ValueError(f"numerical attribute {attr!r} of {name} has missing values "
+                                 "(the public pipeline has no code for them)")
+            (lo, hi), = public_bounds.bounds_for(name, [attr])
+            scale = SCALES.get(name, {}).get(attr, "linear")
+            edges = public_edges(lo, hi, n_bins, scale)
+            codes = bin_codes(x, edges)
+            n, kind = n_bins, f"binned ({scale})"
+        info.append({"attribute": attr, "kind": kind, "n_values": n, "edges": edges,
+                     "dropped (constant in train)": False})
+        columns.append(codes)
+        n_values.append(n)
+        names.append(str(attr))
+    X = np.column_stack(columns) if columns else np.empty((len(frame), 0), dtype=np.int64)
+    split = Split(
+        X_train=np.ascontiguousarray(X[train], dtype=np.int64),
+        X_test=np.ascontiguousarray(X[test], dtype=np.int64),
+        y_train=y_codes[train].copy(),
+        y_test=y_codes[test].copy(),
+        n_values=np.asarray(n_values, dtype=np.int64),
+        n_classes=schema.classes(name).size,
+        attributes=tuple(names),
+        classes=tuple(schema.classes(name).values),
+    )
+    return split, pd.DataFrame(info).set_index("attribute")
 
 
 def _categorical_codes(column: pd.Series) -> tuple[np.ndarray, int]:
@@ -323,35 +480,49 @@ def split_and_encode(frame: pd.DataFrame, label: str, *, seed: int = SEED,
     return _encode(frame, label, seed, test_size, n_bins)[0]
 
 
+def frame(name: str) -> pd.DataFrame:
+    """The loaded dataset ``name`` minus :data:`EXCLUDED` (what :func:`prepare` encodes)."""
+    return _frame(name)
+
+
 def _frame(name: str) -> pd.DataFrame:
     frame = load(name)
     return frame.drop(columns=list(EXCLUDED.get(name, ())))
 
 
 @functools.lru_cache(maxsize=64)
-def _prepared(name, seed, test_size, n_bins):
-    split, info = _encode(_frame(name), label_column(name), seed, test_size,
-                          n_bins)
+def _prepared(name, seed, test_size, n_bins, binning=BINNING):
+    if binning == "public":
+        split, info = _encode_public(_frame(name), name, seed, test_size, n_bins)
+    else:
+        split, info = _encode(_frame(name), label_column(name), seed, test_size,
+                              n_bins)
     for arr in split[:5]:
         arr.flags.writeable = False
     return split, info
 
 
 def prepare(name: str, *, seed: int = SEED, test_size: float = TEST_SIZE,
-            n_bins: int = N_BINS) -> Split:
+            n_bins: int = N_BINS, binning: str = BINNING) -> Split:
     """Dataset ``name`` of Table 1, split and encoded for naive Bayes.
 
-    :func:`lib.data.load`, minus :data:`EXCLUDED`, through
-    :func:`split_and_encode`. The result is memoised; its arrays are
-    read-only (copy one before changing it).
+    :func:`lib.experiments.data.load`, minus :data:`EXCLUDED`, through
+    :func:`split_and_encode` (``binning="quantile"``) or through the public
+    encoding of the module notes (``binning="public"``). The result is
+    memoised; its arrays are read-only (copy one before changing it).
 
     Parameters
     ----------
     name : str
-        One of :data:`lib.data.DATASETS`.
+        One of :data:`lib.experiments.data.DATASETS`.
     seed, test_size, n_bins
         As in :func:`split_and_encode` (defaults: the paper's 70/30 split and
         10 bins, seed 1 as in the author's notebooks).
+    binning : {"public", "quantile"}
+        ``"public"``: edges from public ranges, domains and classes from the
+        public schema, nothing dropped (no private statistic is read).
+        ``"quantile"``: the paper's non-private variant (default
+        :data:`BINNING`).
 
     Returns
     -------
@@ -362,35 +533,56 @@ def prepare(name: str, *, seed: int = SEED, test_size: float = TEST_SIZE,
     ValueError
         On an unknown name (the message lists the allowed names) or an
         argument out of range.
-    lib.data.DataFileError
+    lib.experiments.data.DataFileError
         If a data file is missing or corrupted.
     """
     if name not in DATASETS:
         raise ValueError(
             f"name must be one of {', '.join(DATASETS)}; got {name!r}")
     seed, test_size, n_bins = _check(seed, test_size, n_bins)
-    return _prepared(name, seed, test_size, n_bins)[0]
+    return _prepared(name, seed, test_size, n_bins, _check_binning(binning))[0]
+
+
+def encode_dataset(frame: pd.DataFrame, name: str, *, seed: int = SEED, test_size: float = TEST_SIZE,
+                   n_bins: int = N_BINS, binning: str = BINNING):
+    """:func:`prepare` applied to ``frame`` in place of dataset ``name``'s file (not memoised).
+
+    For a neighbouring dataset: ``frame`` has the columns of
+    :func:`lib.experiments.data.load` ``(name)`` minus :data:`EXCLUDED` (for example the
+    loaded frame with one row replaced).
+
+    Returns
+    -------
+    (Split, pandas.DataFrame)
+        The split and the per-attribute description of :func:`encoding`.
+    """
+    if name not in DATASETS:
+        raise ValueError(f"name must be one of {', '.join(DATASETS)}; got {name!r}")
+    seed, test_size, n_bins = _check(seed, test_size, n_bins)
+    if _check_binning(binning) == "public":
+        return _encode_public(frame, name, seed, test_size, n_bins)
+    return _encode(frame, label_column(name), seed, test_size, n_bins)
 
 
 def encoding(name: str, *, seed: int = SEED, test_size: float = TEST_SIZE,
-             n_bins: int = N_BINS) -> pd.DataFrame:
+             n_bins: int = N_BINS, binning: str = BINNING) -> pd.DataFrame:
     """How :func:`prepare` encodes each attribute of dataset ``name``.
 
     Returns
     -------
     pandas.DataFrame
         One row per attribute (after :data:`EXCLUDED`): ``kind``
-        (``categorical`` or ``binned``), ``n_values`` (domain size),
+        (``categorical``, ``binned``, or ``binned (scale)`` for the public binning), ``n_values`` (domain size),
         ``edges`` (interior bin edges, None for categorical) and
         ``dropped (constant in train)``.
     """
-    prepare(name, seed=seed, test_size=test_size, n_bins=n_bins)
+    prepare(name, seed=seed, test_size=test_size, n_bins=n_bins, binning=binning)
     seed, test_size, n_bins = _check(seed, test_size, n_bins)
-    return _prepared(name, seed, test_size, n_bins)[1].copy()
+    return _prepared(name, seed, test_size, n_bins, binning)[1].copy()
 
 
 def summary(*, seed: int = SEED, test_size: float = TEST_SIZE,
-            n_bins: int = N_BINS) -> pd.DataFrame:
+            n_bins: int = N_BINS, binning: str = BINNING) -> pd.DataFrame:
     """Per dataset: attributes kept (K), binned, dropped, n_train, n_test.
 
     Returns
@@ -402,13 +594,13 @@ def summary(*, seed: int = SEED, test_size: float = TEST_SIZE,
     """
     rows = {}
     for name in DATASETS:
-        split = prepare(name, seed=seed, test_size=test_size, n_bins=n_bins)
-        info = encoding(name, seed=seed, test_size=test_size, n_bins=n_bins)
+        split = prepare(name, seed=seed, test_size=test_size, n_bins=n_bins, binning=binning)
+        info = encoding(name, seed=seed, test_size=test_size, n_bins=n_bins, binning=binning)
         kept = info[~info["dropped (constant in train)"]]
         dropped = info.index[info["dropped (constant in train)"]]
         rows[name] = {
             "K": len(split.attributes),
-            "binned": int((kept["kind"] == "binned").sum()),
+            "binned": int(kept["kind"].str.startswith("binned").sum()),
             "categorical": int((kept["kind"] == "categorical").sum()),
             "dropped constant": ", ".join(map(str, dropped)) or "-",
             "excluded": ", ".join(EXCLUDED.get(name, ())) or "-",
