@@ -28,7 +28,7 @@ name to its class, so a new mechanism is one class with a ``name`` and one
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, ClassVar, NamedTuple
 
 import numpy as np
@@ -63,7 +63,7 @@ class RenyiDP(Guarantee):
 
     lam: float
     epsilon: float
-    curve: Callable | None = None
+    curve: Callable | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
