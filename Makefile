@@ -105,6 +105,7 @@ benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_gohari.py
 	$(BIN)/python benchmarks/bench_approximate_dp.py
 	$(BIN)/python benchmarks/bench_grid.py
+	$(BIN)/python benchmarks/bench_scoring.py
 	$(BIN)/python benchmarks/bench_naive_bayes_scaling.py
 
 clean:

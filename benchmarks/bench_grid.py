@@ -6,7 +6,12 @@ scoring), the time of drawing the same number and kind of random variates with
 numpy alone (Gamma for the Dirichlet mechanisms, normal and Laplace for the noise
 baselines), and their ratio: how far the grid is from the physical limit of its
 sampling. Each time is the best of ``--repeats`` runs, the grid and its baseline
-measured in the same process, interleaved.
+measured in the same process, interleaved (grid, draws, grid, draws, ...). The
+grid's time is split into calibration, release and scoring (the best run's
+shares), and the machine's load average is printed with the ratios. Targets of
+issue 17: naive Bayes RDP grid at most 15x its draws, (eps_hat, delta) at most 25x.
+The last line is the start-up time of ``import lib.experiments`` in a fresh
+process, and whether it imports ``scipy.optimize`` (it should not).
 
 Run with ``DIRICHLET_DATA_DIR=... python benchmarks/bench_grid.py``.
 """
@@ -14,7 +19,11 @@ Run with ``DIRICHLET_DATA_DIR=... python benchmarks/bench_grid.py``.
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
 import time
+from collections import defaultdict
 
 import numpy as np
 
@@ -55,29 +64,91 @@ def best(f, repeats):
     return min(times)
 
 
+class Stages:
+    """Time spent in the grid's calibrations, releases and scoring (wrapped for one run)."""
+
+    def __init__(self):
+        self.seconds = defaultdict(float)
+
+    def wrap(self, owner, attr, stage, static=False):
+        original = getattr(owner, attr)
+
+        def timed(*args, **kwargs):
+            t = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.seconds[stage] += time.perf_counter() - t
+
+        setattr(owner, attr, staticmethod(timed) if static else timed)
+        return lambda: setattr(owner, attr, original)
+
+
+def timed_grid(model, mechanisms, budgets, privacy, data):
+    """One run of the grid: (total seconds, {stage: seconds})."""
+    stages = Stages()
+    task_cls = G.task_class(model)
+    undo = [stages.wrap(G, "calibrate", "calibrate"), stages.wrap(task_cls, "release", "release"),
+            stages.wrap(task_cls, "score", "score")]
+    try:
+        t = time.perf_counter()
+        run(model, mechanisms, budgets, privacy=privacy, data=data)
+        return time.perf_counter() - t, dict(stages.seconds)
+    finally:
+        for f in undo:
+            f()
+
+
+def start_up():
+    """Seconds of ``import lib.experiments`` in a fresh process, and whether scipy.optimize was imported."""
+    code = ("import sys, time; t = time.perf_counter(); import lib.experiments; "
+            "print(time.perf_counter() - t, 'scipy.optimize' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    seconds, loaded = out.stdout.split()
+    return float(seconds), loaded == "True"
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeats", type=int, default=3, help="runs of each timing (best kept)")
+    p.add_argument("--grids", default="nb-rdp,nb-dp,bn-rdp,bn-dp",
+                   help="comma-separated subset of nb-rdp, nb-dp, bn-rdp, bn-dp")
     args = p.parse_args(argv)
-    splits = {n: prepare(n) for n in DATASETS}
-    networks = {n: prepare_network(n) for n in G.BN_DATASETS}
+    wanted = args.grids.split(",")
+    splits = {n: prepare(n) for n in DATASETS} if any(w.startswith("nb") for w in wanted) else {}
+    networks = {n: prepare_network(n) for n in G.BN_DATASETS} if any(w.startswith("bn") for w in wanted) else {}
     grids = [
-        ("naive Bayes, RDP", "naive-bayes", G.NB_MODELS, G.DEFAULT_EPSILONS, "rdp", splits),
-        ("naive Bayes, (eps_hat, delta)", "naive-bayes", G.NB_DP_MODELS, G.DP_NB_EPSILONS, "dp", splits),
-        ("networks, RDP", "bayesian-network", G.BN_MODELS, G.DEFAULT_EPSILONS, "rdp", networks),
-        ("networks, (eps_hat, delta)", "bayesian-network", G.BN_DP_MODELS, G.DP_BN_EPSILONS, "dp", networks),
+        ("nb-rdp", "naive Bayes, RDP", "naive-bayes", G.NB_MODELS, G.DEFAULT_EPSILONS, "rdp", splits),
+        ("nb-dp", "naive Bayes, (eps_hat, delta)", "naive-bayes", G.NB_DP_MODELS, G.DP_NB_EPSILONS, "dp", splits),
+        ("bn-rdp", "networks, RDP", "bayesian-network", G.BN_MODELS, G.DEFAULT_EPSILONS, "rdp", networks),
+        ("bn-dp", "networks, (eps_hat, delta)", "bayesian-network", G.BN_DP_MODELS, G.DP_BN_EPSILONS, "dp",
+         networks),
     ]
     rng = np.random.default_rng(0)
-    print(f"{'grid':32s} {'grid s':>8s} {'draws s':>8s} {'ratio':>7s}")
-    for label, model, mechanisms, budgets, privacy, data in grids:
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
+    print(f"{'grid':32s} {'grid s':>8s} {'draws s':>8s} {'ratio':>7s}   {'calibrate':>9s} {'release':>8s} "
+          f"{'score':>8s}")
+    for key, label, model, mechanisms, budgets, privacy, data in grids:
+        if key not in wanted:
+            continue
         task_cls = G.task_class(model)
         counts = {}
         for name in data:
             for method, n in variates(task_cls(data[name]), mechanisms, len(budgets), 10).items():
                 counts[method] = counts.get(method, 0) + n
-        grid_time = best(lambda: run(model, mechanisms, budgets, privacy=privacy, data=data), args.repeats)
-        draw_time = best(lambda: draw(counts, rng), args.repeats)
-        print(f"{label:32s} {grid_time:8.3f} {draw_time:8.3f} {grid_time / draw_time:7.1f}x")
+        grid_runs, draw_times = [], []
+        for _ in range(args.repeats):  # interleaved: the grid, then its draws
+            grid_runs.append(timed_grid(model, mechanisms, budgets, privacy, data))
+            t = time.perf_counter()
+            draw(counts, rng)
+            draw_times.append(time.perf_counter() - t)
+        grid_time, stages = min(grid_runs, key=lambda r: r[0])
+        draw_time = min(draw_times)
+        print(f"{label:32s} {grid_time:8.3f} {draw_time:8.3f} {grid_time / draw_time:7.1f}x   "
+              f"{stages.get('calibrate', 0):9.3f} {stages.get('release', 0):8.3f} {stages.get('score', 0):8.3f}")
+    seconds, loaded = start_up()
+    print(f"start-up: import lib.experiments {seconds:.3f} s; scipy.optimize imported: {loaded}")
+    print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

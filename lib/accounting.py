@@ -13,7 +13,7 @@ import contextlib
 from typing import NamedTuple
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from . import _validate
 from .calibration import calibrate
@@ -406,6 +406,8 @@ def search_order(epsilon_hat, delta, objective, *, lam_max=None, grid_size=128, 
     ValueError
         When no order up to ``lam_max`` meets the target.
     """
+    from scipy import optimize  # imported where used: about 0.4 s at start-up otherwise
+
     lam_max = 1 / delta if lam_max is None else lam_max
     lam0 = min_order(epsilon_hat, delta)
     if not lam0 * (1 + 1e-9) < lam_max:

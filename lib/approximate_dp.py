@@ -158,8 +158,13 @@ def total_expected_kl(histograms, r, alpha):
         Algorithm 1's scale and pseudo-count.
     """
     r, alpha = _validate.broadcast(r=_validate.positive(r, "r"), alpha=_validate.positive(alpha, "alpha"))
-    total = np.zeros(r.shape)
-    for rows in _rows(histograms):
+    return _summed_kl(_rows(histograms), r, alpha)
+
+
+def _summed_kl(groups, r, alpha):
+    """:func:`total_expected_kl` of rows already grouped by :func:`_rows`, at validated ``r`` and ``alpha``."""
+    total = np.zeros(np.shape(r))
+    for rows in groups:
         total = total + expected_kl_loss(rows, r[..., None], alpha[..., None]).sum(axis=-1)
     return total[()]
 
@@ -188,9 +193,12 @@ def model_order(epsilon_hat, delta, histograms, *, n_releases, grid_size=128) ->
     m = _validate.integer(n_releases, "n_releases")
     grid_size = _validate.integer(grid_size, "grid_size", 8)
     rows = _rows(histograms)
-    def loss(lam):
+    def loss(lam):  # called once per step of the order search: the rows are grouped once, above
         r, alpha = calibrate(dp_to_rdp(eps, lam, dlt, n_releases=m), lam, L2_SQ, LINF)
-        return total_expected_kl(rows, r, alpha)
+        r, alpha = np.asarray(r, dtype=float), np.asarray(alpha, dtype=float)
+        if r.shape == alpha.shape and np.all((r > 0) & (r < np.inf) & (alpha > 0) & (alpha < np.inf)):
+            return _summed_kl(rows, r, alpha)
+        return total_expected_kl(rows, r, alpha)  # validates, and raises as it always did
 
     with blame_target(eps, dlt):
         lam, _ = search_order(eps, dlt, loss, grid_size=grid_size, xatol=1e-8)

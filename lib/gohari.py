@@ -56,7 +56,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.polynomial import legendre
-from scipy import optimize, special
+from scipy import special
 
 from . import _validate
 from .divergence import _lgamma_diff

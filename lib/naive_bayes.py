@@ -20,7 +20,6 @@ that an experiment draws all its repetitions at once.
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
 from scipy.special import logsumexp
 
 from . import _validate
@@ -127,9 +126,13 @@ def count(X, y, n_values, n_classes):
     X, y, n_values, n_classes = _codes(X, y, n_values, n_classes)
     offsets = np.concatenate([[0], np.cumsum(n_values)])
     total = int(offsets[-1])
-    # One bincount for all attributes: cell (class, offset_k + value) of a (d, D) table.
-    flat = (y[:, None] * total + offsets[:-1] + X).ravel()
-    table = np.bincount(flat, minlength=n_classes * total).reshape(n_classes, total).astype(float)
+    # One bincount for all attributes: cell (class, offset_k + value) of a (d, D) table,
+    # one chunk of rows at a time (integer counts: the sum over chunks is exact).
+    table = np.zeros(n_classes * total, dtype=np.int64)
+    for a, b in _chunks(X.shape[0], X.shape[1]):
+        flat = (y[a:b, None] * total + offsets[:-1] + X[a:b]).ravel()
+        table += np.bincount(flat, minlength=n_classes * total)
+    table = table.reshape(n_classes, total).astype(float)
     class_counts = np.bincount(y, minlength=n_classes).astype(float)
     feature_counts = [table[:, offsets[k]:offsets[k + 1]] for k in range(len(n_values))]
     return class_counts, feature_counts
@@ -222,38 +225,20 @@ def release_parameters(class_counts, feature_counts, mechanism, *, n_draws=1, rn
     return logs[0], logs[1:]
 
 
-def _one_hot(X, n_values):
-    """The (n, sum n_k) indicator matrix of the codes, one block per attribute.
-
-    ``X`` must be validated codes (:func:`lib._validate.codes`): scipy does not
-    check the column indices of a CSR matrix, and an out-of-range code reads or
-    writes outside it.
-    """
-    X = np.asarray(X, dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(n_values)[:-1]])
-    n, K = X.shape
-    cols = (X + offsets).ravel()
-    indptr = np.arange(0, n * K + 1, K)
-    return sparse.csr_matrix((np.ones(n * K), cols, indptr), shape=(n, int(np.sum(n_values))))
+#: Most rows of ``X`` handled at a time by :func:`count`, :func:`log_proba`,
+#: :func:`scores` and :class:`PrivateNaiveBayes`: the temporaries of a chunk bound
+#: the memory, whatever the number of rows.
+CHUNK_ROWS = 1 << 17
+#: Most scores (rows times ``B d``) of one chunk: 2 MB, so that a chunk's scores
+#: stay in cache while the attributes' log-probabilities are added to them.
+CHUNK_CELLS = 1 << 18
 
 
-def log_proba(X, log_prior, log_feature, n_values):
-    """Log posterior class probabilities of a batch of models at once.
+def _model(X, log_prior, log_feature, n_values):
+    """Validate a batch of models and the codes they score; stack the tables.
 
-    :math:`\\log\\Pr[y = j \\mid x] = \\log\\pi_j + \\sum_k \\log\\theta^k_{jx_k}`
-    minus its log-sum-exp over :math:`j`. The sum over attributes is one sparse
-    product of the test rows' indicator matrix with the stacked log-tables.
-
-    Parameters
-    ----------
-    X : array_like of int, shape (n, K)
-    log_prior : ndarray, shape (B, d)
-    log_feature : list of ndarray, shape (B, d, n_k)
-    n_values : array_like of int, shape (K,)
-
-    Returns
-    -------
-    ndarray, shape (B, n, d)
+    Returns the codes, the log-prior (B, d), the stacked log-tables as one
+    contiguous (sum n_k, B d) matrix and ``n_values``.
     """
     n_values = _validate.integer_array(n_values, "n_values")
     if n_values.ndim != 1 or n_values.size < 1 or np.any(n_values < 2):
@@ -269,11 +254,137 @@ def log_proba(X, log_prior, log_feature, n_values):
         if np.shape(t) != (B, d, int(n_values[k])):
             raise ValueError(f"log_feature[{k}] must have shape (B, d, n_values[{k}]) = "
                              f"{(B, d, int(n_values[k]))}; got {np.shape(t)}")
-    weights = np.concatenate(log_feature, axis=-1)  # (B, d, D)
+    weights = np.concatenate([np.asarray(t, dtype=float) for t in log_feature], axis=-1)  # (B, d, D)
     weights = np.ascontiguousarray(weights.reshape(B * d, -1).T)  # (D, B d)
-    scores = _one_hot(X, n_values) @ weights  # (n, B d)
-    scores = scores.reshape(-1, B, d).transpose(1, 0, 2) + log_prior[:, None, :]
-    return scores - logsumexp(scores, axis=-1, keepdims=True)
+    return X, log_prior, weights, n_values
+
+
+def _chunks(n, width=1):
+    """Row ranges ``(start, stop)`` covering ``range(n)``, each of at most ``CHUNK_ROWS`` rows
+    and (from 1024 rows up) at most ``CHUNK_CELLS`` cells of ``width`` values per row."""
+    step = max(1, min(CHUNK_ROWS, max(1024, CHUNK_CELLS // max(int(width), 1))))
+    return [(a, min(a + step, n)) for a in range(0, n, step)]
+
+
+def _joint(X, log_prior, weights, n_values):
+    """Unnormalised log posteriors :math:`\\log\\pi_j + \\sum_k \\log\\theta^k_{jx_k}`, shape (rows, B, d).
+
+    The rows of the stacked log-tables that the codes pick, added attribute
+    by attribute in order (the sum a sparse product of the rows' indicator
+    matrix with the tables would take, without building it); rows first, so
+    that each row's ``B d`` scores are contiguous. ``X`` must be validated codes.
+    """
+    B, d = log_prior.shape
+    cols = X + np.concatenate([[0], np.cumsum(n_values)[:-1]])  # (rows, K) rows of ``weights``
+    out = weights[cols[:, 0]]  # (rows, B d), a new array
+    for k in range(1, cols.shape[1]):
+        out += weights[cols[:, k]]
+    out = out.reshape(-1, B, d)
+    out += log_prior
+    return out
+
+
+def _log_normaliser(scores):
+    """:math:`\\log\\sum_j e^{s_j}` over the last axis of contiguous scores.
+
+    Two classes: ``numpy.logaddexp`` (one pass); more: the maximum-shifted sum.
+    Scores that are not all finite go to scipy's ``logsumexp``.
+    """
+    if scores.shape[-1] == 2:
+        return np.logaddexp(scores[..., 0], scores[..., 1])
+    top = scores.max(axis=-1)
+    if not np.isfinite(top).all():
+        return logsumexp(scores, axis=-1)
+    return top + np.log(np.exp(scores - top[..., None]).sum(axis=-1))
+
+
+def log_proba(X, log_prior, log_feature, n_values):
+    """Log posterior class probabilities of a batch of models at once.
+
+    :math:`\\log\\Pr[y = j \\mid x] = \\log\\pi_j + \\sum_k \\log\\theta^k_{jx_k}`
+    minus its log-sum-exp over :math:`j`. The sum over attributes gathers the
+    rows of the stacked log-tables that the codes pick, one chunk of rows at a
+    time (the temporaries are bounded by a chunk; the result itself has
+    ``B n d`` entries). To score a batch by cross-entropy and accuracy,
+    :func:`scores` does the same without storing the result.
+
+    Parameters
+    ----------
+    X : array_like of int, shape (n, K)
+    log_prior : ndarray, shape (B, d)
+    log_feature : list of ndarray, shape (B, d, n_k)
+    n_values : array_like of int, shape (K,)
+
+    Returns
+    -------
+    ndarray, shape (B, n, d)
+    """
+    X, log_prior, weights, n_values = _model(X, log_prior, log_feature, n_values)
+    B, d = log_prior.shape
+    out = np.empty((B, X.shape[0], d))
+    for a, b in _chunks(X.shape[0], B * d):
+        s = _joint(X[a:b], log_prior, weights, n_values)
+        s -= _log_normaliser(s)[..., None]
+        out[:, a:b] = s.transpose(1, 0, 2)
+    return out
+
+
+def scores(X, y, log_prior, log_feature, n_values):
+    """Test cross-entropy and accuracy of a batch of models, in one pass over the rows.
+
+    The same numbers as :func:`cross_entropy` and :func:`accuracy` of
+    :func:`log_proba` (to rounding: the sums are taken in another order), without
+    storing the (B, n, d) log posteriors: each chunk of rows is scored, picked
+    at its labels and reduced. Accuracy takes the first most probable class of
+    the unnormalised scores, which orders the classes as the normalised ones.
+
+    Parameters
+    ----------
+    X : array_like of int, shape (n, K)
+    y : array_like of int, shape (n,)
+        Class codes in ``[0, d - 1]``.
+    log_prior : ndarray, shape (B, d)
+    log_feature : list of ndarray, shape (B, d, n_k)
+    n_values : array_like of int, shape (K,)
+
+    Returns
+    -------
+    cross_entropy : ndarray, shape (B,)
+        :math:`-\\frac1n\\sum_i \\log\\Pr[y = y_i \\mid x_i]`.
+    accuracy : ndarray, shape (B,)
+        Share of rows whose most probable class is the label.
+
+    Examples
+    --------
+    >>> X = np.array([[0, 1], [1, 0]]); y = np.array([0, 1])
+    >>> prior = np.log([[0.5, 0.5]]); tables = [np.log([[[0.9, 0.1], [0.2, 0.8]]])] * 2
+    >>> ce, acc = scores(X, y, prior, tables, [2, 2])
+    >>> acc.tolist(), bool(ce[0] > 0)
+    ([0.5], True)
+    """
+    X, log_prior, weights, n_values = _model(X, log_prior, log_feature, n_values)
+    B, d = log_prior.shape
+    y = _validate.labels(y, "y", d)
+    n = X.shape[0]
+    if y.shape[0] != n:
+        raise ValueError(f"y must hold one label per row of X ({n}); got {y.shape[0]}")
+    if n == 0:
+        raise ValueError("X must hold at least one row to score")
+    loss, hits = np.zeros(B), np.zeros(B)
+    for a, b in _chunks(n, B * d):
+        s = _joint(X[a:b], log_prior, weights, n_values)  # (rows, B, d)
+        labels = y[a:b, None]
+        if d == 2:
+            # -log Pr[y | x] = log(1 + e^(s_other - s_y)); class 1 wins only when strictly ahead
+            margin = s[..., 1] - s[..., 0]
+            one = labels == 1
+            loss += np.logaddexp(0.0, np.where(one, -margin, margin)).sum(axis=0)
+            hits += ((margin > 0) == one).sum(axis=0)
+            continue
+        picked = s[np.arange(b - a), :, y[a:b]]  # (rows, B): the score of each row's label
+        loss += (_log_normaliser(s) - picked).sum(axis=0)
+        hits += (np.argmax(s, axis=-1) == labels).sum(axis=0)
+    return loss / n, hits / n
 
 
 def cross_entropy(log_probs, y):
@@ -367,7 +478,7 @@ class PrivateNaiveBayes:
         name = getattr(self.mechanism, "name", self.mechanism)
         return f"PrivateNaiveBayes(mechanism={name!r}, epsilon={self.epsilon!r}, lam={self.lam!r})"
 
-    def fit(self, X, y, n_values=None, n_classes=None):
+    def fit(self, X, y, n_values=None, n_classes=None, *, schema=None):
         """Count, then release the parameters once.
 
         Parameters
@@ -375,13 +486,36 @@ class PrivateNaiveBayes:
         X : array_like of int, shape (n, K)
         y : array_like of int, shape (n,)
         n_values : array_like of int, shape (K,), optional
-            Domain sizes; default ``X.max(axis=0) + 1``. Pass the public domain so
-            that values absent from the training rows still get a probability.
+            The public domain sizes. Required for a private mechanism (or give
+            ``schema``): a domain read off ``X`` would make the shape of the
+            release reveal a private maximum. Only the non-private estimate
+            (``cls.private`` false) may infer ``X.max(axis=0) + 1``.
         n_classes : int, optional
-            Default ``y.max() + 1``.
+            The public number of classes; required like ``n_values`` (inferred
+            as ``y.max() + 1`` only for the non-private estimate).
+        schema : object with ``n_values`` and ``n_classes``, optional
+            A public schema (e.g. :class:`lib.experiments.preprocessing.Split`
+            built by ``binning="public"``) that supplies both; an explicit
+            ``n_values`` or ``n_classes`` must agree with it.
+
+        Raises
+        ------
+        ValueError
+            If a private mechanism is given no domain, or ``schema`` disagrees
+            with an explicit domain.
         """
         cls = get(self.mechanism)
         X_arr, y_arr = np.asarray(X), np.asarray(y)
+        if schema is not None:
+            s_values = np.asarray(schema.n_values, dtype=np.int64)
+            s_classes = int(schema.n_classes)
+            if n_values is not None and not np.array_equal(np.asarray(n_values, dtype=np.int64), s_values):
+                raise ValueError("n_values must agree with schema.n_values when both are given")
+            if n_classes is not None and int(n_classes) != s_classes:
+                raise ValueError(f"n_classes must agree with schema.n_classes = {s_classes}; got {n_classes!r}")
+            n_values, n_classes = s_values, s_classes
+        # Checked after the arguments are validated and before anything is released.
+        missing = " and ".join(n for n, v in (("n_values", n_values), ("n_classes", n_classes)) if v is None)
         if n_values is None and X_arr.ndim == 2 and np.issubdtype(X_arr.dtype, np.integer) and X_arr.size:
             if X_arr.min() < 0:
                 raise ValueError(f"X must hold codes in [0, inf) to infer n_values; got {int(X_arr.min())}")
@@ -414,7 +548,13 @@ class PrivateNaiveBayes:
         spec = model_spec(self.n_values_, self.n_classes_, len(y_arr))
         if cls.private and self.epsilon is None:
             raise ValueError(f"epsilon is required for the {cls.name!r} mechanism")
-        self.calibration_ = cls.calibrate_rdp(self.epsilon if cls.private else 1.0, self.lam, spec)
+        calibration = cls.calibrate_rdp(self.epsilon if cls.private else 1.0, self.lam, spec)
+        if cls.private and missing:
+            raise ValueError(
+                f"{missing} must be given (or a public schema) for the private {cls.name!r} mechanism: "
+                "a domain inferred from the training data is a function of the private data and "
+                "is not covered by the mechanism's guarantee")
+        self.calibration_ = calibration
         prior, tables = release_parameters(self.class_count_, self.feature_count_, self.calibration_,
                                            n_draws=1, rng=rng)
         self.class_log_prior_ = prior[0]
@@ -435,7 +575,8 @@ class PrivateNaiveBayes:
 
     def predict_proba(self, X):
         """Posterior class probabilities, shape (n, d)."""
-        return np.exp(self.predict_log_proba(X))
+        out = self.predict_log_proba(X)
+        return np.exp(out, out=out)
 
     def predict(self, X):
         """The most probable class, the first one on ties.
@@ -447,4 +588,10 @@ class PrivateNaiveBayes:
         X = self._check_X(X)
         if getattr(get(self.mechanism), "uninformative", False):
             return self._rng.integers(self.n_classes_, size=X.shape[0])
-        return np.argmax(self.predict_log_proba(X), axis=-1)
+        # the unnormalised scores order the classes as the posterior does; one chunk at a time
+        X, prior, weights, n_values = _model(X, self.class_log_prior_[None],
+                                             [t[None] for t in self.feature_log_prob_], self.n_values_)
+        out = np.empty(X.shape[0], dtype=np.int64)
+        for a, b in _chunks(X.shape[0], prior.size):
+            out[a:b] = np.argmax(_joint(X[a:b], prior, weights, n_values)[:, 0], axis=-1)
+        return out
