@@ -118,3 +118,11 @@ def splits():
 def networks():
     """Two small encoded network datasets on :data:`NETWORK_PARENTS`, "one" (700 rows) and "two" (400)."""
     return dict(_NETWORKS)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """No data folder and an empty download cache: the folder the loader would fill."""
+    monkeypatch.delenv(_data.DATA_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    return tmp_path / "xdg" / _data.CACHE_NAME

@@ -234,14 +234,6 @@ PAYLOAD = b"a small file the test makes\n" * 100
 SHA = hashlib.sha256(PAYLOAD).hexdigest()
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    """No data folder, an empty cache."""
-    monkeypatch.delenv(DATA_ENV, raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    return tmp_path / "xdg" / data.CACHE_NAME
-
-
 def _leftovers(folder: Path) -> list[Path]:
     return [p for p in folder.rglob("*") if p.is_file()] \
         if folder.exists() else []

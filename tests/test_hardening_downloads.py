@@ -21,13 +21,6 @@ PAYLOAD = b"hardening payload\n" * 200
 SHA = hashlib.sha256(PAYLOAD).hexdigest()
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.delenv(DATA_ENV, raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    return tmp_path / "xdg" / data.CACHE_NAME
-
-
 def _files_where_the_loader_looks(cache: Path) -> list:
     """Every file of the cache outside the partial-download folder."""
     if not cache.exists():
