@@ -230,3 +230,13 @@ def test_binning_is_checked_and_the_variants_are_labelled():
     kinds = set(encoding("GermanCredit", binning="public")["kind"])
     assert kinds == {"categorical", "binned (linear)", "binned (log)"}
     assert set(encoding("GermanCredit", binning="quantile")["kind"]) == {"categorical", "binned"}
+
+
+@pytest.mark.needs_data
+def test_the_default_pipeline_is_the_public_one():
+    """A caller who does not choose gets the private pipeline; the paper's variant is asked for by name."""
+    from lib.experiments.networks import prepare_network
+    assert prepare("GermanCredit") is prepare("GermanCredit", binning="public")
+    assert prepare("GermanCredit") is not prepare("GermanCredit", binning="quantile")
+    a, b = prepare_network("Adult"), prepare_network("Adult", binning="public")
+    assert (a.train == b.train).all() and (a.n_values == b.n_values).all()
