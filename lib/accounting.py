@@ -4,7 +4,9 @@
 at a fixed order for a target :math:`(\\hat\\varepsilon, \\delta)`, with
 composed releases; :func:`optimal_order` chooses the order by the expected KL
 loss (:func:`expected_kl_loss`) and :func:`fixed_order` is the author's rule
-:math:`\\lambda = 1 + 1/\\varepsilon`.
+:math:`\\lambda = 1 + 1/\\varepsilon`. :func:`search_order_many` runs the order
+search of many targets in lockstep (each target takes the steps of
+:func:`search_order`, so the results are the same), for the experiment grids.
 """
 
 from __future__ import annotations
@@ -427,3 +429,129 @@ def search_order(epsilon_hat, delta, objective, *, lam_max=None, grid_size=128, 
                                        options={"xatol": xatol})
     u, value = (refined.x, refined.fun) if refined.fun < values[best] else (grid[best], values[best])
     return lam0 + float(np.exp(u)), float(value)
+
+
+#: Constants of the bounded scalar search (Brent's golden-section and parabola
+#: steps), the values scipy's ``minimize_scalar(method="bounded")`` uses.
+_GOLDEN = 0.5 * (3.0 - np.sqrt(5.0))
+_SQRT_EPS = np.sqrt(2.2e-16)
+#: Cap on the objective evaluations of one bounded search (scipy's default).
+_MAX_BOUNDED_EVALUATIONS = 500
+
+
+def _bounded_minimum(func, lo, hi, xatol):
+    """Minima of many scalar functions on their intervals, searched in lockstep.
+
+    Brent's bounded minimisation (golden-section steps, parabolic steps where
+    the last three points allow one), the steps of scipy's
+    ``minimize_scalar(method="bounded")`` for each element on its own: element
+    ``i`` takes exactly the steps of a scalar search on ``[lo[i], hi[i]]``, and
+    stops when its own interval is within ``xatol`` (or after
+    :data:`_MAX_BOUNDED_EVALUATIONS` evaluations, as scipy does). ``func(x,
+    which)`` evaluates the functions of the elements ``which`` at ``x``, both
+    1-D. Returns the best points and their values, arrays of ``lo``'s shape.
+    """
+    a, b = np.array(lo, float), np.array(hi, float)
+    x = a + _GOLDEN * (b - a)  # the best point so far
+    w, v = x.copy(), x.copy()  # the second and third best
+    fx = np.asarray(func(x, np.arange(x.size)), float).copy()
+    fw, fv = fx.copy(), fx.copy()
+    step, prev = np.zeros_like(x), np.zeros_like(x)  # the last step and the one before
+    count = np.ones(x.size, int)
+    for _ in range(_MAX_BOUNDED_EVALUATIONS):
+        mid = 0.5 * (a + b)
+        tol1 = _SQRT_EPS * np.abs(x) + xatol / 3.0
+        tol2 = 2.0 * tol1
+        act = np.flatnonzero((np.abs(x - mid) > tol2 - 0.5 * (b - a)) & (count < _MAX_BOUNDED_EVALUATIONS))
+        if not act.size:
+            break
+        xa, wa, va, fxa, fwa, fva = x[act], w[act], v[act], fx[act], fw[act], fv[act]
+        aa, ba, ma, t1, t2 = a[act], b[act], mid[act], tol1[act], tol2[act]
+        ea, rat = prev[act], step[act]
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            tried = np.abs(ea) > t1  # a parabola through the three best points
+            rr = (xa - wa) * (fxa - fva)
+            q = (xa - va) * (fxa - fwa)
+            p = (xa - va) * q - (xa - wa) * rr
+            q = 2.0 * (q - rr)
+            p = np.where(q > 0.0, -p, p)
+            q = np.abs(q)
+            accept = tried & (np.abs(p) < np.abs(0.5 * q * ea)) & (p > q * (aa - xa)) & (p < q * (ba - xa))
+            parabolic = (p + 0.0) / q
+            near_end = ((xa + parabolic) - aa < t2) | (ba - (xa + parabolic) < t2)
+            toward = np.sign(ma - xa) + ((ma - xa) == 0)
+            parabolic = np.where(near_end, t1 * toward, parabolic)
+        golden_e = np.where(xa >= ma, aa - xa, ba - xa)
+        new_e = np.where(accept, np.where(tried, rat, ea), golden_e)
+        rat = np.where(accept, parabolic, _GOLDEN * golden_e)
+        sign = np.sign(rat) + (rat == 0)
+        u = xa + sign * np.maximum(np.abs(rat), t1)
+        fu = np.asarray(func(u, act), float)
+        count[act] += 1
+        better = fu <= fxa
+        right = u >= xa
+        a[act] = np.where(better, np.where(right, xa, aa), np.where(right, aa, u))
+        b[act] = np.where(better, np.where(right, ba, xa), np.where(right, u, ba))
+        second = ~better & ((fu <= fwa) | (wa == xa))
+        third = ~better & ~second & ((fu <= fva) | (va == xa) | (va == wa))
+        v[act] = np.where(better | second, wa, np.where(third, u, va))
+        fv[act] = np.where(better | second, fwa, np.where(third, fu, fva))
+        w[act] = np.where(better, xa, np.where(second, u, wa))
+        fw[act] = np.where(better, fxa, np.where(second, fu, fwa))
+        x[act] = np.where(better, u, xa)
+        fx[act] = np.where(better, fu, fxa)
+        step[act], prev[act] = rat, new_e
+    return x, fx
+
+
+def search_order_many(epsilon_hats, delta, objective, *, lam_max=None, grid_size=128, xatol=1e-10):
+    """:func:`search_order` for many targets :math:`\\hat\\varepsilon_i` at one :math:`\\delta`, vectorised.
+
+    The same search, target by target (the smallest order :math:`\\lambda_0`,
+    the grid in :math:`\\log(\\lambda - \\lambda_0)`, the bounded refinement between
+    the neighbours of the best grid point), with the objective evaluated for all
+    targets in one call per step: ``objective(lam, which)`` returns the values of
+    the targets ``which`` (1-D integer array) at orders ``lam`` of shape
+    ``(len(which),)`` or ``(len(which), n)``. Each target's search is the one
+    :func:`search_order` would run (same grid, same refinement steps).
+
+    Parameters
+    ----------
+    epsilon_hats : sequence of float
+        The targets, already validated.
+    delta : float
+        Already validated.
+    objective : callable
+    lam_max, grid_size, xatol
+        As in :func:`search_order`.
+
+    Returns
+    -------
+    lam, value : ndarray
+        The best order of each target and its objective.
+
+    Raises
+    ------
+    ValueError
+        When no order up to ``lam_max`` meets some target (the first one).
+    """
+    eps = np.asarray(epsilon_hats, float)
+    lam_max = 1 / delta if lam_max is None else lam_max
+    lam0 = np.array([min_order(e, delta) for e in eps])
+    for e, l0 in zip(eps, lam0):
+        if not l0 * (1 + 1e-9) < lam_max:
+            raise ValueError(
+                f"no order in (1, lam_max = {lam_max:g}] meets epsilon_hat = {e:g}, delta = {delta:g}: "
+                f"the smallest feasible order is {l0:.6g}; raise lam_max (default 1/delta) or epsilon_hat"
+            )
+    grid = np.stack([np.linspace(np.log(1e-9 * l0), np.log(lam_max - l0), int(grid_size)) for l0 in lam0])
+    values = np.asarray(objective(lam0[:, None] + np.exp(grid), np.arange(eps.size)), float)
+    best = np.argmin(values, axis=1)
+    rows = np.arange(eps.size)
+    lo = grid[rows, np.maximum(best - 1, 0)]
+    hi = grid[rows, np.minimum(best + 1, grid.shape[1] - 1)]
+    u, value = _bounded_minimum(lambda x, which: objective(lam0[which] + np.exp(x), which), lo, hi, xatol)
+    at_grid = ~(value < values[rows, best])
+    u = np.where(at_grid, grid[rows, best], u)
+    value = np.where(at_grid, values[rows, best], value)
+    return lam0 + np.exp(u), value

@@ -44,9 +44,10 @@ import numpy as np
 from scipy import special
 
 from . import _validate
-from .accounting import _MAX_BRACKET_STEPS, OrderChoice, blame_target, dp_to_rdp, fixed_order, min_order, search_order
+from .accounting import (_MAX_BRACKET_STEPS, OrderChoice, blame_target, dp_to_rdp, fixed_order, min_order, search_order,
+                         search_order_many)
 from .calibration import calibrate
-from .gohari import gohari_calibrate
+from .gohari import gohari_calibrate, gohari_calibrate_many
 from .moments import expected_kl_loss
 from .protocol import L1, L2_SQ, LINF
 #: Largest epsilon_hat of :func:`analytic_gaussian_sigma`: above it the terms of
@@ -161,6 +162,30 @@ def total_expected_kl(histograms, r, alpha):
     return _summed_kl(_rows(histograms), r, alpha)
 
 
+def _distinct(groups):
+    """Each group of rows as (its distinct rows, the index of every row among them)."""
+    out = []
+    for rows in groups:
+        distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
+        out.append((distinct, inverse.ravel()))
+    return out
+
+
+def _summed_kl_distinct(groups, r, alpha):
+    """:func:`_summed_kl` of groups from :func:`_distinct`: the loss of each distinct row computed once.
+
+    A row's loss depends on the row alone, so the losses of all rows, gathered
+    from the distinct ones and summed in the original order, are exactly those
+    that :func:`_summed_kl` sums (the public reference tables repeat one row
+    per table, so this is most of the work of the order search saved).
+    """
+    total = np.zeros(np.shape(r))
+    for distinct, inverse in groups:
+        loss = expected_kl_loss(distinct, r[..., None], alpha[..., None])
+        total = total + np.take(loss, inverse, axis=-1).sum(axis=-1)
+    return total[()]
+
+
 def _summed_kl(groups, r, alpha):
     """:func:`total_expected_kl` of rows already grouped by :func:`_rows`, at validated ``r`` and ``alpha``."""
     total = np.zeros(np.shape(r))
@@ -205,6 +230,109 @@ def model_order(epsilon_hat, delta, histograms, *, n_releases, grid_size=128) ->
         level = float(dp_to_rdp(eps, lam, dlt, n_releases=m))
         r, alpha = calibrate(level, lam, L2_SQ, LINF)
         return OrderChoice(lam, float(r), float(alpha), level, float(total_expected_kl(rows, r, alpha)))
+
+
+def model_order_many(epsilon_hats, delta, histograms, *, n_releases, grid_size=128) -> list:
+    """:func:`model_order` at every target of ``epsilon_hats`` (one ``delta``), searched together.
+
+    The searches of all targets run in lockstep
+    (:func:`lib.accounting.search_order_many`), one evaluation of the summed loss
+    per step for all of them; every target gets the :class:`OrderChoice` that
+    :func:`model_order` returns for it (the same steps; Line 1 of Algorithm 1
+    solves each entry on its own, so the values do not depend on the batch).
+    Where the vectorised path meets an input it does not handle (a calibration
+    outside double precision), every target is searched by :func:`model_order`,
+    which raises its usual error.
+
+    Returns
+    -------
+    list of OrderChoice
+    """
+    targets = np.atleast_1d(_validate.positive(epsilon_hats, "epsilon_hats"))
+    if targets.ndim != 1:
+        raise ValueError(f"epsilon_hats must be a 1-D sequence; got shape {targets.shape}")
+    targets = [_target(e, delta)[0] for e in targets]
+    dlt = _target(targets[0] if targets else 1.0, delta)[1]
+    m = _validate.integer(n_releases, "n_releases")
+    grid_size = _validate.integer(grid_size, "grid_size", 8)
+    if not targets:
+        return []
+    try:
+        return _order_search(targets, dlt, [_rows(histograms)], [0] * len(targets), [m] * len(targets), grid_size)
+    except (_Irregular, ValueError):  # the target-by-target search raises the error that belongs to it
+        return [model_order(e, dlt, histograms, n_releases=m, grid_size=grid_size) for e in targets]
+
+
+def model_orders(problems, delta, *, grid_size=128) -> list:
+    """:func:`model_order` of many (target, tables, releases) problems at one ``delta``, searched together.
+
+    ``problems`` holds ``(epsilon_hat, histograms, n_releases)``; problems that
+    pass the same ``histograms`` object share its grouped rows. All searches run
+    in lockstep as in :func:`model_order_many` (the models of several datasets
+    at once), each with :func:`model_order`'s result. Where the vectorised path
+    meets an input it does not handle, each problem is searched by
+    :func:`model_order`.
+
+    Returns
+    -------
+    list of OrderChoice
+    """
+    grid_size = _validate.integer(grid_size, "grid_size", 8)
+    targets, sets, set_of, ms, index = [], [], [], [], {}
+    for eps, histograms, m in problems:
+        eps, dlt = _target(eps, delta)
+        targets.append(eps)
+        ms.append(_validate.integer(m, "n_releases"))
+        if id(histograms) not in index:
+            index[id(histograms)] = len(sets)
+            sets.append(_rows(histograms))
+        set_of.append(index[id(histograms)])
+    if not targets:
+        return []
+    try:
+        return _order_search(targets, dlt, sets, set_of, ms, grid_size)
+    except (_Irregular, ValueError):
+        return [model_order(e, dlt, h, n_releases=m, grid_size=grid_size) for e, h, m in problems]
+
+
+class _Irregular(Exception):
+    """An input the lockstep order search leaves to :func:`model_order` (which raises its error)."""
+
+
+def _order_search(targets, dlt, sets, set_of, ms, grid_size):
+    """The lockstep search of :func:`model_orders`: target ``i`` with the grouped rows ``sets[set_of[i]]``."""
+    eps, set_of, per = np.array(targets), np.asarray(set_of), np.asarray(ms, float)
+    distinct = [_distinct(rows) for rows in sets]
+
+    def loss(lam, which):
+        shape = (-1,) + (1,) * (np.ndim(lam) - 1)
+        # dp_to_rdp(..., n_releases=m) is the total divided by m: the same division here
+        level = dp_to_rdp(eps[which].reshape(shape), lam, dlt) / per[which].reshape(shape)
+        if not np.all(np.isfinite(level) & (level > 0)):
+            raise _Irregular
+        try:
+            r, alpha = calibrate(level, lam, L2_SQ, LINF)
+        except ValueError:
+            raise _Irregular from None
+        r, alpha = np.asarray(r, dtype=float), np.asarray(alpha, dtype=float)
+        if not np.all((r > 0) & (r < np.inf) & (alpha > 0) & (alpha < np.inf)):
+            raise _Irregular
+        out = np.empty(r.shape)
+        for s in np.unique(set_of[which]):
+            sel = set_of[which] == s
+            out[sel] = _summed_kl_distinct(distinct[s], r[sel], alpha[sel])
+        return out
+
+    with np.errstate(all="ignore"):
+        lam, _ = search_order_many(eps, dlt, loss, grid_size=grid_size, xatol=1e-8)
+        level = np.array([float(dp_to_rdp(e, l, dlt, n_releases=m)) for e, l, m in zip(targets, lam, ms)])
+        r, alpha = calibrate(level, lam, L2_SQ, LINF)
+        kl = np.empty(len(targets))
+        for s, rows in enumerate(sets):
+            sel = set_of == s
+            kl[sel] = total_expected_kl(rows, r[sel], alpha[sel])
+    return [OrderChoice(float(lam[i]), float(r[i]), float(alpha[i]), float(level[i]), float(kl[i]))
+            for i in range(len(targets))]
 
 
 def dirichlet_order(epsilon_hat, delta, n_releases, *, reference=None, rule="optimal") -> OrderChoice:
@@ -285,6 +413,11 @@ def analytic_gaussian_delta(sigma, epsilon_hat, sensitivity):
         epsilon_hat=_validate.positive(epsilon_hat, "epsilon_hat"),
         sensitivity=_validate.positive(sensitivity, "sensitivity"),
     )
+    return _gaussian_delta(sigma, eps, sens)
+
+
+def _gaussian_delta(sigma, eps, sens):
+    """:func:`analytic_gaussian_delta` of checked, broadcast arrays (the root search's inner loop)."""
     a = sens / (2 * sigma) - eps * sigma / sens
     b = -sens / (2 * sigma) - eps * sigma / sens
     log_a = special.log_ndtr(a)
@@ -333,7 +466,10 @@ def analytic_gaussian_sigma(epsilon_hat, delta, sensitivity):
 
     def gap(t):  # delta underflows to 0 only far above the root: log(0) = -inf is fine
         with np.errstate(divide="ignore"):
-            return np.log(analytic_gaussian_delta(np.exp(t), eps, sens)) - np.log(dlt)
+            sigma = np.exp(t)
+            if not 0 < sigma < np.inf:  # outside double precision: the checked path raises
+                analytic_gaussian_delta(sigma, eps, sens)
+            return np.log(_gaussian_delta(sigma, eps, sens)) - np.log(dlt)
 
     lo = hi = np.log(sens)
     for _ in range(_MAX_BRACKET_STEPS):  # delta -> 1 as sigma -> 0
@@ -496,3 +632,34 @@ def gohari_releases(epsilon_hat, delta, domain_sizes, *, n_total, lam=GOHARI_LAM
                              f"for a release with d = {d}: {cache[key]}") from cache[key]
         out[d] = cache[key]
     return [out[d] for d in sizes]
+
+
+def gohari_prefill(epsilon_hats, delta, domain_sizes, *, n_total, lam=GOHARI_LAM, cache):
+    """Solve the calibrations :func:`gohari_releases` needs at every target together, into ``cache``.
+
+    For each target :math:`\\hat\\varepsilon_i` and each distinct domain size,
+    the entry that :func:`gohari_releases` would compute (a
+    :class:`lib.gohari.GohariGuarantee` or the ``ValueError`` raised), found by
+    one lockstep search (:func:`lib.gohari.gohari_calibrate_many`) with the same
+    results; entries already in ``cache`` are kept. :func:`gohari_releases` then
+    reads them from the cache.
+    """
+    targets = np.atleast_1d(_validate.positive(epsilon_hats, "epsilon_hats")).ravel()
+    dlt = _target(1.0, delta)[1]
+    sizes = _domain_sizes(domain_sizes)
+    n_total = _validate.scalar(_validate.positive(n_total, "n_total"), "n_total")
+    lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
+    m = len(sizes)
+    keys = []
+    for e in targets:
+        eps = _target(e, dlt)[0]
+        for d in sorted(set(sizes)):
+            key = (eps / m, dlt / m, lam, n_total, d)
+            if key not in cache and key not in keys:
+                keys.append(key)
+    if keys:
+        found = gohari_calibrate_many([k[0] for k in keys], dlt / m, lam=lam, n_total=n_total,
+                                      d=[k[4] for k in keys])
+        for key, res in zip(keys, found):
+            cache[key] = res
+    return cache

@@ -65,6 +65,11 @@ def clip_and_normalise(noisy_counts, floor: float = CLIP_FLOOR) -> np.ndarray:
         raise ValueError(
             f"noisy_counts must have at least two entries along its last axis; got shape {x.shape}"
         )
+    return _clip_and_normalise(x, floor)
+
+
+def _clip_and_normalise(x, floor):
+    """:func:`clip_and_normalise` of a checked float array ``x`` (finite, ``d >= 2``) and ``floor > 0``."""
     out = np.maximum(x, floor)  # a fresh array
     with np.errstate(over="ignore"):
         total = out.sum(axis=-1, keepdims=True)
@@ -308,7 +313,9 @@ class _NoiseMechanism(Mechanism):
         ndarray, shape (..., d)
             Points of the probability simplex with every entry positive.
         """
-        return clip_and_normalise(self.noisy_counts(counts, rng), self.floor)
+        # noisy_counts checked the counts and their sum with the noise (finite), the
+        # constructor the floor: the post-processing needs no second check
+        return _clip_and_normalise(self.noisy_counts(counts, rng), self.floor)
 
 
 class GaussianMechanism(_NoiseMechanism):

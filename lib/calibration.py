@@ -144,7 +144,13 @@ def _solve_line1(epsilon, k, c, r_lo):
             "(c r or K r^2 overflows); lower epsilon, or raise l2_sq or lower linf, lam, g_factor "
             "and count_floor"
         )
+    # Every entry stops at its own convergence (the entries still moving are
+    # carried on alone), so an entry's root does not depend on the others of
+    # the batch: a vectorised call returns exactly the values of scalar calls.
     t = lo.copy()
+    out = np.empty_like(t)
+    todo = np.arange(t.size)
+    c, log_target = c.copy(), log_target.copy()
     for _ in range(_MAX_NEWTON_STEPS):
         r = np.exp(t)
         value, slope = _trigamma(1 + c * r, derivative=True)
@@ -159,8 +165,12 @@ def _solve_line1(epsilon, k, c, r_lo):
         # below 1e-13 (rounding can put f(log r_-) a hair above zero when c r is tiny).
         # Far from r = 1 (|log r| > 128) 1e-13 is below a few units in the last place of t.
         tol = np.maximum(1e-13, 8 * np.spacing(np.abs(t)))
-        if np.all((np.abs(step) <= tol) | (hi - lo <= tol)):
-            return np.exp(t)
+        done = (np.abs(step) <= tol) | (hi - lo <= tol)
+        out[todo[done]] = np.exp(t[done])
+        if done.all():
+            return out
+        keep = ~done
+        todo, t, lo, hi, c, log_target = todo[keep], t[keep], lo[keep], hi[keep], c[keep], log_target[keep]
     raise ValueError(  # pragma: no cover - Lemma 2 and the bracket rule this out
         f"Line 1 did not converge in {_MAX_NEWTON_STEPS} steps for epsilon = {epsilon[:5]}; "
         "epsilon, lam, l2_sq and linf are outside the range where it was verified"

@@ -21,11 +21,12 @@ from __future__ import annotations
 import numpy as np
 
 from . import _validate
-from .approximate_dp import GOHARI_LAM, dirichlet_order, gohari_releases, public_reference
+from .approximate_dp import (GOHARI_LAM, dirichlet_order, gohari_prefill, gohari_releases, model_order_many,
+                            public_reference)
 from .calibration import calibrate
 from .divergence import renyi_divergence_dirichlet
 from .neighbours import all_neighbours
-from .protocol import L2_SQ, LINF, ApproximateDP, Mechanism, ModelCalibration, RenyiDP, register
+from .protocol import L2_SQ, LINF, ApproximateDP, Mechanism, ModelCalibration, RenyiDP, _dp_targets, register
 
 
 class DirichletMechanism(Mechanism):
@@ -121,12 +122,58 @@ class DirichletMechanism(Mechanism):
         :func:`lib.approximate_dp.dirichlet_order`), or follows the author's
         rule when ``order_rule`` is "fixed".
         """
+        key = cls._order_key(epsilon_hat, delta, spec)
+        if cache is not None and key in cache:
+            return cls._from_choice(cache[key], spec)
         sizes = [d for _, d in spec.shapes]
         rows = [k for k, _ in spec.shapes]
         reference = public_reference(spec.n_total, sizes, rows) if cls.order_rule == "optimal" else None
         choice = dirichlet_order(epsilon_hat, delta, spec.n_releases, reference=reference,
                                  rule=cls.order_rule)
-        mech = cls(choice.epsilon, choice.lam, l2_sq=L2_SQ, linf=LINF)
+        if cache is not None:
+            cache[key] = choice
+        return cls._from_choice(choice, spec)
+
+    @classmethod
+    def _order_key(cls, epsilon_hat, delta, spec):
+        """The key of an order choice in a calibration cache (the target checked first)."""
+        eps = _validate.scalar(_validate.positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
+        dlt = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
+        return ("dirichlet-order", cls.order_rule, eps, dlt, spec.n_total, tuple(spec.shapes))
+
+    @classmethod
+    def calibrate_dp_many(cls, epsilon_hats, delta, spec, *, cache=None):
+        """:meth:`calibrate_dp` at every target, the order searches run together.
+
+        With ``order_rule = "optimal"`` the searches of all targets run in
+        lockstep (:func:`lib.approximate_dp.model_order_many`), with the same
+        result for each target as :meth:`calibrate_dp`.
+        """
+        if cls.order_rule != "optimal" or cls.calibrate_dp.__func__ is not DirichletMechanism.calibrate_dp.__func__:
+            # the author's rule, or a subclass with a calibration of its own: target by target
+            return Mechanism.calibrate_dp_many.__func__(cls, epsilon_hats, delta, spec, cache=cache)
+        targets = _dp_targets(epsilon_hats)
+        cache = {} if cache is None else cache
+        keys = [cls._order_key(e, delta, spec) for e in targets]
+        todo = [i for i, key in enumerate(keys) if key not in cache]
+        if todo:
+            reference = public_reference(spec.n_total, [d for _, d in spec.shapes], [k for k, _ in spec.shapes])
+            choices = model_order_many([targets[i] for i in todo], delta, reference, n_releases=spec.n_releases)
+            for i, choice in zip(todo, choices):
+                cache[keys[i]] = choice
+        return [cls._from_choice(cache[key], spec) for key in keys]
+
+    @classmethod
+    def _from_choice(cls, choice, spec):
+        """The calibration of :meth:`calibrate_dp` for an :class:`lib.accounting.OrderChoice`.
+
+        The choice already holds Algorithm 1's ``r`` and ``alpha`` at its order
+        and level (the values the constructor would compute: Line 1 solves each
+        entry on its own), so the object is built from them, not solved again.
+        """
+        mech = cls.__new__(cls)
+        mech.epsilon, mech.lam, mech.l2_sq, mech.linf = float(choice.epsilon), float(choice.lam), L2_SQ, LINF
+        mech.r, mech.alpha = float(choice.r), float(choice.alpha)
         params = {"lam": choice.lam, "r": mech.r, "alpha": mech.alpha, "epsilon_rdp": choice.epsilon}
         return ModelCalibration(cls.name, True, (mech,) * spec.n_releases, params)
 
@@ -329,6 +376,25 @@ class GohariMechanism(DirichletMechanism):
         params = {"r": {d: float(g.r) for d, g in by_size.items()},
                   "alpha": {d: float(g.alpha) for d, g in by_size.items()}}
         return ModelCalibration(cls.name, True, tuple(objects[d] for d in sizes), params)
+
+    @classmethod
+    def calibrate_dp_many(cls, epsilon_hats, delta, spec, *, cache=None):
+        """:meth:`calibrate_dp` at every target, Gohari et al.'s searches of all targets run together.
+
+        The searches of every target and flattened size are solved in lockstep
+        into ``cache`` (:func:`lib.approximate_dp.gohari_prefill`, the same
+        results), then each target is calibrated by :meth:`calibrate_dp`,
+        which finds them there.
+        """
+        targets = _dp_targets(epsilon_hats)
+        cache = {} if cache is None else cache
+        if cls.calibrate_dp.__func__ is GohariMechanism.calibrate_dp.__func__ and targets:
+            try:  # what cannot be prefilled is met (and reported) by calibrate_dp itself
+                gohari_prefill(targets, delta, cls.flat_sizes(spec), n_total=spec.n_total, lam=GOHARI_LAM,
+                               cache=cache)
+            except ValueError:
+                pass
+        return [cls.calibrate_dp(e, delta, spec, cache=cache) for e in targets]
 
 
 register(DirichletMechanism)

@@ -231,6 +231,25 @@ class Mechanism:
         """:math:`(\\hat\\varepsilon, \\delta)`-DP for the whole model (Appendix C)."""
         raise ValueError(f"the {cls.name!r} mechanism has no (epsilon_hat, delta) calibration")
 
+    @classmethod
+    def calibrate_dp_many(cls, epsilon_hats, delta, spec: ReleaseSpec, *, cache=None) -> list:
+        """:meth:`calibrate_dp` at every target of ``epsilon_hats`` (one ``delta``): a list, in order.
+
+        Element ``i`` equals ``calibrate_dp(epsilon_hats[i], delta, spec,
+        cache=cache)``, an exception included (raised for the first target that
+        raises). A subclass whose calibration is a numerical search overrides
+        this to run the searches of all targets together (vectorised).
+        """
+        return [cls.calibrate_dp(e, delta, spec, cache=cache) for e in _dp_targets(epsilon_hats)]
+
+
+def _dp_targets(epsilon_hats) -> list:
+    """The targets of :meth:`Mechanism.calibrate_dp_many` as Python floats (a 1-D sequence of positives)."""
+    values = _validate.positive(epsilon_hats, "epsilon_hats")
+    if values.ndim != 1:
+        raise ValueError(f"epsilon_hats must be a 1-D sequence; got shape {values.shape}")
+    return [float(v) for v in values]
+
 
 # ----------------------------------------------------------------------------- the registry
 

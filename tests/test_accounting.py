@@ -229,3 +229,39 @@ def test_optimal_order_respects_lam_max_and_raises_when_infeasible():
 def test_order_choice_bad_input_raises(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# ------------------------------------------------------------------ vectorised order search (issue 17)
+
+
+def test_bounded_minimum_takes_scipys_steps():
+    """Lockstep Brent minimisation: every element takes scipy's bounded steps (equal, not close)."""
+    from scipy import optimize
+
+    from lib.accounting import _bounded_minimum
+
+    rng = np.random.default_rng(17)
+    centre, width = rng.normal(size=40), rng.uniform(0.1, 3, 40)
+    funcs = [lambda x, c=c, s=s, k=k: np.log1p((x - c) ** 2 / s) + k * 0.3 * np.sin(3 * x)
+             for k, (c, s) in enumerate(zip(centre, width))]
+    lo, hi = -rng.uniform(0, 4, 40), rng.uniform(0, 4, 40)
+    for xatol in (1e-3, 1e-8, 1e-10):
+        x, fx = _bounded_minimum(lambda u, which: np.array([funcs[i](v) for i, v in zip(which, u)]), lo, hi,
+                                 xatol)
+        for i, f in enumerate(funcs):
+            ref = optimize.minimize_scalar(f, bounds=(lo[i], hi[i]), method="bounded", options={"xatol": xatol})
+            assert (x[i], fx[i]) == (ref.x, ref.fun)
+
+
+def test_search_order_many_equals_search_order():
+    from lib.accounting import search_order, search_order_many
+
+    eps = np.array([0.01, 0.3, 2.0, 9.0])
+
+    def loss(lam, e):  # an expected-KL-like trade-off with its minimum inside the range
+        return np.log(lam) / e + 1.0 / np.sqrt(lam)
+
+    lam, value = search_order_many(eps, 1e-5, lambda lam, which: loss(lam, eps[which].reshape(
+        (-1,) + (1,) * (np.ndim(lam) - 1))), xatol=1e-8)
+    for i, e in enumerate(eps):
+        assert (lam[i], value[i]) == search_order(e, 1e-5, lambda x: loss(x, e), xatol=1e-8)

@@ -267,3 +267,67 @@ def test_real_gohari():
     for mech, d in zip(cal.releases, (2, 3)):
         g = gohari.gohari_epsilon(mech.r, DELTA / 2, lam=5.0, n_total=2000, d=d)
         assert g.epsilon_hat <= 2.5 * (1 + 1e-6)
+
+
+# ------------------------------------------------------------------ many targets at once (issue 17)
+
+EPS_MANY = np.array([0.05, 0.7, 6.0])
+
+
+def test_model_order_many_equals_model_order():
+    """The lockstep order search gives each target model_order's choice (equal to the last bits)."""
+    from lib.approximate_dp import model_order_many
+
+    ref = public_reference(3934, [2, 17, 5], [1, 2, 2])
+    for got, eps in zip(model_order_many(EPS_MANY, DELTA, ref, n_releases=3), EPS_MANY):
+        np.testing.assert_allclose(tuple(got), tuple(model_order(eps, DELTA, ref, n_releases=3)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["dirichlet", "gohari", "gaussian", "laplace"])
+def test_calibrate_dp_many_equals_calibrate_dp(name):
+    spec = ReleaseSpec(((1, 2), (2, 6), (2, 3)), 2000)
+    cache = {}
+    many = get(name).calibrate_dp_many(EPS_MANY, DELTA, spec, cache=cache)
+    for cal, eps in zip(many, EPS_MANY):
+        one = get(name).calibrate_dp(eps, DELTA, spec)  # no cache: solved afresh
+        assert cal.attained == one.attained and len(cal.releases) == spec.n_releases
+        for a, b in zip(cal.releases, one.releases):
+            for attr in ("r", "alpha", "sigma", "scale"):
+                if hasattr(b, attr):
+                    assert getattr(a, attr) == pytest.approx(getattr(b, attr), rel=1e-12)
+    # a second pass reads every search from the cache
+    again = get(name).calibrate_dp_many(EPS_MANY, DELTA, spec, cache=cache)
+    assert [c.parameters for c in again] == [c.parameters for c in many]
+
+
+def test_gohari_prefill_leaves_nothing_to_solve(fake_gohari):
+    """After the lockstep prefill, calibrate_dp finds every search in the cache (the stand-in is never called)."""
+    from lib.approximate_dp import GOHARI_LAM, gohari_prefill
+    from lib.mechanism import GohariMechanism
+
+    spec = spec_of([2, 5, 5], n_total=500)
+    cache = gohari_prefill(EPS_MANY, DELTA, GohariMechanism.flat_sizes(spec), n_total=500, lam=GOHARI_LAM,
+                           cache={})
+    cals = [GohariMechanism.calibrate_dp(e, DELTA, spec, cache=cache) for e in EPS_MANY]
+    assert fake_gohari == [] and all(c.attained for c in cals)
+
+
+@pytest.mark.parametrize("rule", ["optimal", "fixed"])
+def test_dirichlet_calibrate_dp_objects_equal_the_constructors(rule):
+    """The objects built from the order choice are those Algorithm 1's constructor builds (not solved twice)."""
+    cls = DirichletMechanism.configured(order_rule=rule)
+    spec = ReleaseSpec(((1, 2), (2, 6)), 900)
+    for cal in cls.calibrate_dp_many(EPS_MANY, DELTA, spec):
+        mech = cal.releases[0]
+        ref = DirichletMechanism(mech.epsilon, mech.lam)
+        assert (mech.r, mech.alpha, mech.l2_sq, mech.linf) == (ref.r, ref.alpha, ref.l2_sq, ref.linf)
+
+
+def test_model_orders_of_several_models_equal_model_order():
+    """Problems of different tables and release counts searched together: model_order's choice for each."""
+    from lib.approximate_dp import model_orders
+
+    one, two = public_reference(3934, [2, 17, 5], [1, 2, 2]), public_reference(800, [3, 4], [1, 3])
+    problems = [(0.05, one, 3), (0.7, two, 2), (6.0, one, 3), (0.3, two, 2)]
+    for got, (eps, tables, m) in zip(model_orders(problems, DELTA), problems):
+        np.testing.assert_allclose(tuple(got), tuple(model_order(eps, DELTA, tables, n_releases=m)), rtol=1e-12)

@@ -207,3 +207,30 @@ def test_invalid_arguments(call, match):
 def test_delta_below_the_floor_names_it():
     with pytest.raises(ValueError, match="below the floor 1e-100"):
         gohari_epsilon(1.0, 1e-120, lam=2, n_total=100, d=6)
+
+
+# ------------------------------------------------------------------ many calibrations at once (issue 17)
+
+
+def test_calibrate_many_equals_one_at_a_time():
+    """The lockstep search returns each problem's scalar result, errors included.
+
+    Each problem takes the steps of its own scalar search, so the guarantees
+    agree to the last bits of scipy.special on arrays (1e-12 relative allows
+    for a BLAS that sums the quadrature in another order; here they are equal).
+    """
+    from lib.gohari import EPSILON_HAT_MAX, gohari_calibrate_many
+
+    problems = [(eps, d) for eps in (0.004, 0.3, 4.0) for d in (2, 3, 6, 24)]
+    problems += [(2 * EPSILON_HAT_MAX, 6), (1e-300, 2)]  # invalid target; r below 1e-300
+    got = gohari_calibrate_many([e for e, _ in problems], 1e-6, lam=5.0, n_total=1283,
+                                d=[d for _, d in problems])
+    for (eps, d), g in zip(problems, got):
+        try:
+            want = gohari_calibrate(eps, 1e-6, lam=5.0, n_total=1283, d=d)
+        except ValueError as exc:
+            assert isinstance(g, ValueError) and str(g) == str(exc)
+            continue
+        assert isinstance(g, GohariGuarantee) and g.epsilon_hat <= eps
+        np.testing.assert_allclose(tuple(g), tuple(want), rtol=1e-12)
+    assert sum(isinstance(g, ValueError) for g in got) == 2

@@ -162,6 +162,22 @@ def calibrate(mechanism, privacy, budget, spec, *, lam=5.0, delta=DP_DELTA, cach
     return cls.calibrate_dp(budget, delta, spec, cache=cache)
 
 
+def calibrate_many(mechanism, privacy, budgets, spec, *, lam=5.0, delta=DP_DELTA, cache=None):
+    """:func:`calibrate` at every budget of a 1-D array ``budgets``: a list, in order.
+
+    The approximate-DP calibrations of all budgets run together
+    (:meth:`lib.protocol.Mechanism.calibrate_dp_many`: one vectorised search for
+    the mechanisms whose calibration is a search); the others one by one.
+    Element ``i`` equals ``calibrate(mechanism, privacy, budgets[i], spec, ...)``.
+    """
+    cls = get(mechanism)
+    if privacy not in PRIVACY:
+        raise ValueError(f"privacy must be one of {PRIVACY}; got {privacy!r}")
+    if privacy == "dp" and cls.private:
+        return cls.calibrate_dp_many(budgets, delta, spec, cache=cache)
+    return [calibrate(cls, privacy, eps, spec, lam=lam, delta=delta, cache=cache) for eps in budgets]
+
+
 def _budgets(budgets, name):
     budgets = np.atleast_1d(_validate.positive(budgets, name))
     if budgets.ndim != 1:
@@ -173,7 +189,9 @@ def evaluate(task, mechanism, budgets, n_repeats, *, privacy="rdp", lam=5.0, del
              seed=DEFAULT_SEED, dataset="data", cache=None):
     """Scores of one mechanism on one task over a grid of budgets, ``n_repeats`` releases each.
 
-    All attained releases are scored in one batched call of the task's scorer.
+    All budgets are calibrated in one call (:func:`calibrate_many`: the
+    approximate-DP searches of all budgets together) and all attained releases
+    are scored in one batched call of the task's scorer.
     A non-private mechanism is released once and its scores repeated; one
     whose tables are uniform (``uninformative``) scores uniform random guesses.
     A budget a mechanism cannot meet has ``attained`` False and NaN scores.
@@ -220,8 +238,8 @@ def evaluate(task, mechanism, budgets, n_repeats, *, privacy="rdp", lam=5.0, del
         scores = {k: np.broadcast_to(v, shape) for k, v in task.score([batch]).items()}
     else:
         batches = []
-        for i, eps in enumerate(budgets):
-            cal = calibrate(cls, privacy, eps, task.spec, lam=lam, delta=delta, cache=cache)
+        calibrations = calibrate_many(cls, privacy, budgets, task.spec, lam=lam, delta=delta, cache=cache)
+        for i, (eps, cal) in enumerate(zip(budgets, calibrations)):
             attained[i] = cal.attained
             if cal.attained:
                 rng = np.random.default_rng(cell_seed(seed, dataset, task.prefix[privacy] + cls.name, eps))
