@@ -583,10 +583,14 @@ def gohari_releases(epsilon_hat, delta, domain_sizes, *, n_total, lam=GOHARI_LAM
     epsilons that the author's code used. One
     :func:`lib.gohari.gohari_calibrate` call per distinct domain size.
 
-    .. warning:: Gohari et al.'s guarantee is for one vector with a known,
-       fixed total. The rows of a naive Bayes or Bayesian-network table have
-       private totals (class or parent-configuration counts); like the author we
-       pass the number of training rows ``n_total``.
+    Gohari et al.'s guarantee is for one vector with a known, fixed total
+    ``n_total``. The rows of a naive Bayes or Bayesian-network table have
+    private totals (class or parent-configuration counts), so a caller with a
+    table passes its flattened size ``rows * d`` as the domain size and the
+    public number of records as ``n_total``, as
+    :meth:`lib.mechanism.GohariMechanism.calibrate_dp` does (its class notes
+    give the proof). Passing the row length ``d`` with ``n_total = N``, as the
+    author's code did, gives a guarantee that is not proven.
 
     Parameters
     ----------
