@@ -89,8 +89,8 @@ $(LAB_SETTINGS): $(STAMP)
 	  '  }' '}' > $@
 
 ## pdf: the whole book as one PDF, _build/pdf/book.pdf: every page of _toc.yml, built as one
-## HTML page and printed by Debian's headless Chromium, offline (tools/build_pdf.py; a few
-## minutes, so not part of `make test`: CI runs `make pdf pdf-test` on its own)
+## HTML page and printed by Debian's headless Chromium, offline (tools/build_pdf.py; about two
+## minutes, so not part of `make test`: CI, .ci/run, runs `make pdf pdf-test` after it)
 pdf: $(STAMP)
 	$(BIN)/python tools/build_pdf.py
 

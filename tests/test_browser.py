@@ -105,7 +105,9 @@ def test_math_is_typeset_and_nothing_comes_from_the_network(chromium, origin, pa
                  if r.get("initiator") == origin or host in str(r.get("site_for_cookies", ""))]
     urls = [r["url"] for r in from_page]
     if expected:
-        assert any(u.endswith("/_static/mathjax/tex-chtml.js") for u in urls), "offline MathJax was not loaded"
+        # Sphinx appends "?v=<checksum>" to the script when the build folder already held it
+        assert any(u.split("?")[0].endswith("/_static/mathjax/tex-chtml.js") for u in urls), \
+            "offline MathJax was not loaded"
     outside = [u for u in urls if not u.startswith(origin + "/")]
     assert not outside, f"{page} loaded from the network: {outside}"
 
@@ -186,6 +188,8 @@ document.getElementById("page").onload = function () {{
       out.images.push({{src: i.getAttribute("src"), right: box.right, view: view,
                         shown: box.width, natural: i.naturalWidth}});
     }});
+    var para = doc.querySelector("article p");
+    out.body_px = para ? parseFloat(doc.defaultView.getComputedStyle(para).fontSize) : null;
     var pre = document.createElement("pre");
     pre.id = "probe-result"; pre.textContent = JSON.stringify(out);
     document.body.appendChild(pre);
@@ -194,7 +198,17 @@ document.getElementById("page").onload = function () {{
 </script></body></html>"""
 
 
+_PROBED: dict = {}
+
+
 def _probe(chromium: str, origin: str, page: str, width: int, workdir: Path) -> dict:
+    """The layout of ``page`` in a window ``width`` px wide (measured once per test session)."""
+    if (page, width) not in _PROBED:
+        _PROBED[page, width] = _measure(chromium, origin, page, width, workdir)
+    return _PROBED[page, width]
+
+
+def _measure(chromium: str, origin: str, page: str, width: int, workdir: Path) -> dict:
     probe = HTML / f"__probe_{width}_{page.replace('/', '_')}"
     probe.write_text(_PROBE.format(src=f"/{page}", width=width))
     try:
@@ -221,12 +235,23 @@ def test_on_a_phone_wide_tables_scroll_and_figures_fit(chromium, origin, page, t
         assert i["right"] <= i["view"] + 1, f"{page}: figure wider than the screen: {i}"
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "needs the figures drawn at twice their display size: in lib/experiments/plotting.py "
-    "use_book_style, set_matplotlib_formats('retina') instead of 'png' (lead: lib is not "
-    "this issue's file); remove this mark when every page passes (today the wide 8-panel "
-    "grids of chapters 07 and 09 pass, single figures do not)"))
-@pytest.mark.parametrize("page", CHAPTER_PAGES)
+# Chapters whose stored figures were drawn before use_book_style switched to retina PNG (checked
+# 23 Nov 2026; the lead re-executes every chapter at the end: then empty this set). Every other
+# chapter is held to the retina check strictly.
+NOT_YET_RETINA = {"notebooks/01_exponential_mechanism.html", "notebooks/02_algorithm1.html",
+                  "notebooks/03_theorem1.html", "notebooks/04_approximate_dp.html",
+                  "notebooks/05_utility_bound.html", "notebooks/06_gohari_comparison.html",
+                  "notebooks/10_counterexample.html"}
+
+
+def _known(page: str, pages: set, reason: str):
+    """``page`` as a parameter, marked as an expected failure when it is in ``pages``."""
+    marks = [pytest.mark.xfail(strict=False, reason=reason)] if page in pages else []
+    return pytest.param(page, marks=marks)
+
+
+@pytest.mark.parametrize("page", [_known(p, NOT_YET_RETINA, "figures stored before retina PNG: "
+                                         "re-execute the chapter") for p in CHAPTER_PAGES])
 def test_figures_are_sharp_on_a_retina_screen(chromium, origin, page, tmp_path):
     """On a desktop column each figure has at least 1.5 image pixels per CSS pixel."""
     layout = _probe(chromium, origin, page, 1280, tmp_path)
@@ -234,3 +259,130 @@ def test_figures_are_sharp_on_a_retina_screen(chromium, origin, page, tmp_path):
     assert pngs, f"{page}: no figure found"
     for i in pngs:
         assert i["natural"] >= 1.5 * i["shown"], f"{page}: {i}"
+
+
+# Tick labels as the reader sees them. A chapter figure is drawn at the book's style (10-pt
+# text, lib.experiments.plotting.BOOK_STYLE) and stored as a PNG whose header records the dpi it
+# was rendered at (110, or 220 for retina PNG). On the page its 10-pt labels measure
+#     10 pt * dpi / 72 * shown width / image width        (CSS px),
+# which is 15.3 px when the figure is shown at its natural size (one figure inch = 110 CSS px)
+# and less when the page shrinks a figure wider than the text column (660 px in a 1280-px
+# window, 727-774 px in others). The bound, 0.8 x the body text (12.8 px against 16 px), is the
+# size of the theme's own small print (captions and code, 0.8-0.875 rem); it holds for figures
+# up to about 6 in wide at the 660-px column (7.9 in at 774 px) and fails the paper's 4-panel rows
+# (10 in: 8.9 px). Figures with labels set smaller than 10 pt are not seen by this check.
+LEGIBLE = 0.8
+
+# Chapters with a figure wider than the column (checked 23 Nov 2026 at 1280 px; the smallest
+# label in px): 03 (8.6 in, 11.7), 04 (9.6 in, 9.7), 05 (8 in, 11.3), 06 (10 in, 9.3), 08 (its
+# 9.5-in data figure, 10.0), 11 (9 in, 11.6), 12 (8 in, 11.6), 13 (15 in, 6.2), 14 (11 in,
+# 8.6), 15 (11 in, 8.4). Each needs fewer panels per row or a figure at most ~6 in wide (see
+# plot_grid); a chapter leaves this set when its figures pass. 07 and 09 draw only plot_grid
+# figures (two panels per row since issue 12) and are held to the check once re-executed.
+ILLEGIBLE_TODAY = {"notebooks/03_theorem1.html", "notebooks/04_approximate_dp.html",
+                   "notebooks/05_utility_bound.html", "notebooks/06_gohari_comparison.html",
+                   "notebooks/08_bayesian_networks.html", "notebooks/11_rdp_posterior_sampling.html",
+                   "notebooks/12_glm_posterior_sampling.html", "notebooks/13_smoothed_hellinger.html",
+                   "notebooks/14_smooth_sensitivity_naive_bayes.html", "notebooks/15_all_systems.html"}
+
+
+def _png_dpi(page: str, src: str) -> float:
+    from PIL import Image
+
+    with Image.open((HTML / page).parent / src) as image:
+        return float(image.info.get("dpi", (72.0, 72.0))[0])
+
+
+@pytest.mark.parametrize("page", [_known(p, ILLEGIBLE_TODAY, "a figure wider than the column: "
+                                         "its tick labels shrink below 0.8 x the body text")
+                                  for p in CHAPTER_PAGES])
+def test_figure_tick_labels_are_legible_in_the_column(chromium, origin, page, tmp_path):
+    """Every chapter figure shows its tick labels at >= 0.8 x the page's body text size."""
+    from lib.experiments.plotting import BOOK_STYLE
+
+    layout = _probe(chromium, origin, page, 1280, tmp_path)
+    body = layout["body_px"]
+    assert body and 12 <= body <= 24, f"{page}: body text {body} px"
+    pngs = [i for i in layout["images"] if i["shown"] > 0 and i["src"].endswith(".png")]
+    assert pngs, f"{page}: no figure found"
+    small = []
+    for i in pngs:
+        tick = BOOK_STYLE["font.size"] * _png_dpi(page, i["src"]) / 72 * i["shown"] / i["natural"]
+        if tick < LEGIBLE * body:
+            small.append((i["src"].rsplit("/", 1)[-1][:12], round(i["shown"]), round(tick, 1)))
+    assert not small, (f"{page}: tick labels below {LEGIBLE} x {body} px (figure, shown px, "
+                       f"label px): {small}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Numbers and formulas as the reader sees them in the built HTML (no browser needed).
+
+def _prose(page: str) -> str:
+    """The text of a built page outside code, scripts and the math that MathJax typesets."""
+    import html as _html
+    source = (HTML / page).read_text()
+    source = re.sub(r"<(script|style|pre|code|textarea)\b.*?</\1>", " ", source, flags=re.S)
+    source = re.sub(r'<(span|div) class="[^"]*\bmath\b[^"]*"[^>]*>.*?</\1>', " ", source, flags=re.S)
+    return _html.unescape(re.sub(r"<[^>]+>", " ", source))
+
+
+# TeX commands of the book's formulas. In prose (outside the math elements Sphinx writes for
+# MathJax) they mean a formula that Markdown broke before MathJax saw it: an inline $...$ whose
+# continuation line starts with "+ " or "- " is parsed as a list item, so the page shows the
+# TeX source. MathJax counts (test_math_is_typeset_...) cannot see this: nothing is left to typeset.
+TEX_IN_PROSE = re.compile(
+    r"\\(?:alpha|beta|gamma|Gamma|delta|Delta|varepsilon|epsilon|lambda|psi|log|frac|sum|prod"
+    r"|mathrm|mathbb|mathcal|hat|tilde|infty|le|ge|leq|geq|eta|mid|propto|exp|sqrt|cdot|left"
+    r"|right|Big|big|approx|neq|to|tag)(?![A-Za-z])")
+
+
+@pytest.mark.parametrize("page", BOOK_PAGES)
+def test_no_tex_source_in_prose(page):
+    """Every formula of a page reached MathJax: no TeX command is left in its running text."""
+    text = _prose(page)
+    leaks = [" ".join(text[max(0, m.start() - 40):m.end() + 30].split())
+             for m in TEX_IN_PROSE.finditer(text)]
+    assert not leaks, (f"{page}: {len(leaks)} TeX commands outside math (a formula broken by a "
+                       f"line that starts with '+ ' or '- '?), e.g. {leaks[:3]}")
+
+
+def _cells_source(page: str) -> str:
+    """The markdown a chapter page is rendered from (its .ipynb; the .md for other pages)."""
+    import nbformat
+    source = ROOT / page.replace(".html", ".ipynb")
+    if source.exists():
+        notebook = nbformat.read(source, as_version=4)
+        return "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
+    return (ROOT / page.replace(".html", ".md")).read_text()
+
+
+def test_captions_carry_no_book_numbers_and_exercises_render():
+    """Figure and table captions name the paper's numbers only: no "Fig. 7.1" beside them.
+
+    sphinx-exercise and sphinx-proof switch Sphinx's numfig on, which numbered every figure
+    ("Fig. 32 Figure 4 of the paper ..."); tools/book_build.py removes the numbers of figures
+    and tables. The same pages must still render every exercise and solution directive of
+    their source (so the fix did not switch the exercise machinery off).
+    """
+    captions = exercises = 0
+    for page in BOOK_PAGES:
+        source = (HTML / page).read_text()
+        found = re.findall(r"<figcaption\b.*?</figcaption>|<caption\b.*?</caption>", source, re.S)
+        captions += len(found)
+        for caption in found:
+            text = " ".join(_text(caption).split())
+            assert 'class="caption-number"' not in caption, f"{page}: numbered caption {text!r}"
+            # Sphinx's formats "Fig. %s", "Table %s", "Listing %s" (a caption may itself start
+            # with the paper's "Figure 4 of the paper" or "Table 1 of the paper")
+            assert not re.match(r"(?:Fig\.|Listing)\s*\d|Table\s*[\d.]+\s+(?!of\b)", text), \
+                f"{page}: {text!r}"
+        markdown = _cells_source(page)
+        for kind in ("exercise", "solution"):
+            # {solution} or the gated {solution-start} ... {solution-end} pair
+            written = len(re.findall(r"^\s*(?:`{3,}|:{3,})\{" + kind + r"(?:-start)?\}", markdown,
+                                     re.M))
+            rendered = len(re.findall(r'<div class="' + kind + r'\b[^"]*admonition', source))
+            assert rendered == written, f"{page}: {written} {kind} directives, {rendered} rendered"
+            exercises += written
+    # Not vacuous: the book has captioned figures and exercises to check.
+    assert captions >= 10 and exercises >= 10, (captions, exercises)

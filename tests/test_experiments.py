@@ -325,3 +325,77 @@ def test_plot_grid_dp_legend_and_panels(splits, networks):
         "Random", "Non-private", "Dirichlet", "Gohari et al.", "Gaussian", "Laplace"]
     assert axes[0, 0].get_xlabel() == r"$\log_{10}(\hat\varepsilon)$"
     plt.close("all")
+
+
+# ------------------------------------------------------------------ figure legibility
+
+#: The body text of the book's pages, in CSS pixels (sphinx-book-theme 1.1: 1 rem = 16 px; the
+#: browser check tests/test_browser.py reads the real value from the page's computed style).
+BODY_PX = 16.0
+#: A tick label must be displayed at least this fraction of the body text. Matplotlib's 10-pt
+#: labels at the book's 110 dpi are 15.3 px, 0.96 of the body text, when a figure is shown at
+#: its natural size; 0.8 (12.8 px) is the size of the theme's own small print (captions, code,
+#: 0.8-0.875 rem) and is reached by a figure up to 7.9 in wide. The paper's layout, four panels
+#: of 2.6 in per row (10.4 in), is shown at 64 % on the column: labels at 9.8 px, 0.61.
+LEGIBLE = 0.8
+
+
+def _displayed_tick_px(fig) -> list[float]:
+    """The size on the page, in CSS px, of every visible tick label of ``fig``.
+
+    The notebook saves the figure with ``bbox_inches="tight"`` (matplotlib-inline's default),
+    one figure inch being ``figure.dpi`` CSS px on the page; the page scales an image wider than
+    the text column (``COLUMN_PX``) down to the column.
+    """
+    from lib.experiments.plotting import COLUMN_PX
+
+    fig.canvas.draw()
+    natural_px = fig.get_tightbbox(fig.canvas.get_renderer()).width * fig.dpi
+    scale = min(1.0, COLUMN_PX / natural_px)
+    return [label.get_fontsize() * fig.dpi / 72 * scale
+            for ax in fig.axes if ax.get_visible()
+            for label in ax.get_xticklabels() + ax.get_yticklabels() if label.get_text()]
+
+
+def _summary(datasets, models, metric, dp):
+    rng = np.random.default_rng(0)
+    value = {"cross_entropy": (0.3, 3.0), "accuracy": (0.5, 0.9), "log_likelihood": (-4e4, -2e4)}
+    rows = [{"dataset": d, "model": m, "epsilon_hat" if dp else "epsilon": e,
+             f"{metric}_mean": rng.uniform(*value[metric]), f"{metric}_std": 0.01, "attained": True}
+            for d in datasets for m in models for e in np.logspace(-3, 1, 5)]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("metric, n_datasets, models, dp", [
+    ("cross_entropy", 8, NB_MODELS, False), ("accuracy", 8, NB_MODELS, False),
+    ("cross_entropy", 8, NB_DP_MODELS, True), ("log_likelihood", 3, BN_MODELS, False),
+    ("log_likelihood", 3, BN_DP_MODELS, True)])
+def test_plot_grid_tick_labels_are_legible_in_the_column(metric, n_datasets, models, dp):
+    """The paper's 8-panel and 3-panel figures fit the 730-px column, so their tick labels are
+    displayed at >= 0.8 x the body text, and the legend neither leaves the figure nor covers a panel."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from lib.experiments.plotting import BOOK_STYLE, COLUMN_INCHES, plot_grid
+
+    datasets = [f"data{i}" for i in range(n_datasets)]
+    with matplotlib.rc_context(BOOK_STYLE):
+        fig, axes = plot_grid(_summary(datasets, models, metric, dp), metric, datasets, models)
+        sizes = _displayed_tick_px(fig)
+        assert len(sizes) >= 4 * n_datasets
+        assert min(sizes) >= LEGIBLE * BODY_PX, (min(sizes), fig.get_size_inches())
+        assert fig.get_size_inches()[0] <= COLUMN_INCHES + 1e-9
+        renderer = fig.canvas.get_renderer()
+        legend = fig.legends[0].get_window_extent(renderer)
+        page = fig.bbox
+        assert page.x0 - 1 <= legend.x0 and legend.x1 <= page.x1 + 1 and page.y0 - 1 <= legend.y0
+        for ax in axes.flat:
+            if ax.get_visible():
+                assert not legend.overlaps(ax.get_tightbbox(renderer)), ax.get_title()
+
+        # The measure can fail: the paper's 4-per-row layout of the same figure is too small.
+        wide, _ = plt.subplots(2, 4, figsize=(4 * 2.6, 5.2))
+        assert min(_displayed_tick_px(wide)) < LEGIBLE * BODY_PX
+    plt.close("all")

@@ -69,7 +69,11 @@ PRINT_CSS = """
   h1, h2, h3 { break-after: avoid; }
   /* Figures, tables and formulas are not cut; long outputs and boxes may run over a page. */
   figure, img, table, mjx-container[display="true"] { break-inside: avoid; }
-  img { max-width: 100% !important; height: auto !important; }
+  /* A figure is scaled to the text width, and a tall one (the 8-panel grids of plot_grid,
+     two panels per row) further down to the sheet's height, so that it is never cut across
+     sheets (the text area of an A4 sheet with these margins is 265 mm tall). */
+  img { max-width: 100% !important; max-height: 250mm !important; width: auto !important;
+    height: auto !important; }
   /* Code wraps instead of running off the page. */
   pre { white-space: pre-wrap !important; word-break: break-word; overflow: visible !important;
     font-size: 0.8rem; }
@@ -79,6 +83,12 @@ PRINT_CSS = """
   table { font-size: 0.72rem; max-width: 100%; }
   table td, table th { padding: 0.1rem 0.3rem !important; }
   table.dataframe { font-size: 0.66rem; }
+  /* A box's bottom padding cannot be cut at a page break: when a chapter ends with a box that
+     fills its last sheet (an exercise's solution), the padding alone spilled onto a blank sheet
+     before the next chapter's page break. A margin inside the box can be cut, so the space
+     below a box's content is a margin in print. */
+  .admonition, div.admonition { padding-bottom: 0 !important; }
+  .admonition > :last-child, div.admonition > :last-child { margin-bottom: 0.8rem !important; }
   /* Display math wider than the page is scaled rather than cut. */
   mjx-container[display="true"] { overflow: visible !important; max-width: 100%; }
 }

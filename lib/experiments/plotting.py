@@ -21,6 +21,15 @@ BOOK_STYLE = {
 }
 
 
+#: The book's text column on a desktop screen, in CSS pixels (sphinx-book-theme 1.1 in a window
+#: 1280 px wide), and the same width in inches of a figure drawn at ``BOOK_STYLE["figure.dpi"]``
+#: (one figure inch is ``figure.dpi`` CSS pixels on the page). A figure at most this wide is shown
+#: at its natural size, so its 10-pt tick labels appear at 10 * 110 / 72 = 15.3 px, close to the
+#: body text's 16 px; a wider one is scaled down to the column, and its labels with it.
+COLUMN_PX = 730
+COLUMN_INCHES = COLUMN_PX / BOOK_STYLE["figure.dpi"]
+
+
 def use_book_style() -> None:
     """Apply the book's matplotlib defaults (PNG at twice the pixel density, light grid, no top/right spines).
 
@@ -73,7 +82,7 @@ _YLABELS = {"cross_entropy": "Test CE loss", "accuracy": "Test accuracy",
             "log_likelihood": "Test log-likelihood"}
 
 
-def plot_grid(summary: pd.DataFrame, metric: str, datasets, models, *, random_on=None, ncols=4):
+def plot_grid(summary: pd.DataFrame, metric: str, datasets, models, *, random_on=None, ncols=2):
     """The paper's experiment figures: one panel per dataset, a score against log10 epsilon.
 
     Figures 4-5 (naive Bayes), 7 (Bayesian networks) and 9-11 (their
@@ -83,6 +92,14 @@ def plot_grid(summary: pd.DataFrame, metric: str, datasets, models, *, random_on
     :math:`\\log_{10}\\hat\\varepsilon` for an approximate-DP grid, whose cells
     not attained are left out, so that their line stops as in the paper's
     figures. Cross-entropy gets a log scale.
+
+    The figure is never wider than the book's text column (:data:`COLUMN_INCHES`),
+    so that the page shows it at its natural size and its tick labels at
+    their point size, close to the body text's. The paper's four panels per
+    row would be about 10 inches wide and shrunk to 64 % on the page (tick
+    labels at 10 px against 16-px text); two per row keep them at 15 px.
+    With an odd number of datasets the legend fills the empty panel,
+    otherwise it is a row below the panels.
 
     Parameters
     ----------
@@ -95,8 +112,9 @@ def plot_grid(summary: pd.DataFrame, metric: str, datasets, models, *, random_on
         Legend order (registry names, :func:`lib.protocol.names`).
     random_on : collection of str, optional
         Datasets whose panel shows the ``"random"`` model (default all).
-    ncols : int, default 4
-        Panels per row.
+    ncols : int, default 2
+        Panels per row. More panels per row make them narrower (the figure
+        keeps the column's width), not the labels smaller.
 
     Returns
     -------
@@ -109,10 +127,16 @@ def plot_grid(summary: pd.DataFrame, metric: str, datasets, models, *, random_on
     x = "epsilon_hat" if dp else "epsilon"
     ncols = min(ncols, len(datasets))
     nrows = -(-len(datasets) // ncols)
-    width = 3.1 if metric == "log_likelihood" else 2.6  # inches per panel
-    height = 2.4 * nrows + 0.4  # the panels and a row for the legend
+    panel = 3.1 if metric == "log_likelihood" else 2.6  # inches per panel, at most
+    width = min(panel * ncols, COLUMN_INCHES)
     models = [get(m).name for m in models]
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height), squeeze=False)
+    # The legend: in the empty panel when there is one, else in rows of at most three entries
+    # below the panels (about 0.22 in per row at 10 pt).
+    in_panel = len(datasets) < nrows * ncols
+    legend_rows = 0 if in_panel else -(-len(models) // min(3, len(models)))
+    legend_height = 0.22 * legend_rows + 0.1 * (legend_rows > 0)
+    height = 2.4 * nrows + legend_height
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), squeeze=False)
     for ax, name in zip(axes.flat, datasets):
         for model in models:
             if model == "random" and random_on is not None and name not in random_on:
@@ -143,7 +167,13 @@ def plot_grid(summary: pd.DataFrame, metric: str, datasets, models, *, random_on
         for handle, label in zip(*ax.get_legend_handles_labels()):
             legend.setdefault(label, handle)
     labels = [legend_label(m) for m in models if legend_label(m) in legend]
-    fig.legend([legend[label] for label in labels], labels, loc="lower center", ncol=len(labels),
-               bbox_to_anchor=(0.5, -0.02))
-    fig.tight_layout(rect=(0, 0.4 / height, 1, 1))
+    handles = [legend[label] for label in labels]
+    fig.tight_layout(rect=(0, legend_height / height, 1, 1))
+    if in_panel:
+        box = list(axes.flat)[len(datasets)].get_position()
+        fig.legend(handles, labels, loc="center", ncol=1,
+                   bbox_to_anchor=((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2))
+    else:
+        fig.legend(handles, labels, loc="lower center", ncol=min(3, max(len(labels), 1)),
+                   bbox_to_anchor=(0.5, 0))
     return fig, axes
