@@ -238,10 +238,7 @@ def test_on_a_phone_wide_tables_scroll_and_figures_fit(chromium, origin, page, t
 # Chapters whose stored figures were drawn before use_book_style switched to retina PNG (checked
 # 23 Nov 2026; the lead re-executes every chapter at the end: then empty this set). Every other
 # chapter is held to the retina check strictly.
-NOT_YET_RETINA = {"notebooks/01_exponential_mechanism.html", "notebooks/02_algorithm1.html",
-                  "notebooks/03_theorem1.html", "notebooks/04_approximate_dp.html",
-                  "notebooks/05_utility_bound.html", "notebooks/06_gohari_comparison.html",
-                  "notebooks/10_counterexample.html"}
+NOT_YET_RETINA: set = set()
 
 
 def _known(page: str, pages: set, reason: str):
@@ -279,10 +276,7 @@ LEGIBLE = 0.8
 # 8.6), 15 (11 in, 8.4). Each needs fewer panels per row or a figure at most ~6 in wide (see
 # plot_grid); a chapter leaves this set when its figures pass. 07 and 09 draw only plot_grid
 # figures (two panels per row since issue 12) and are held to the check once re-executed.
-ILLEGIBLE_TODAY = {"notebooks/03_theorem1.html", "notebooks/04_approximate_dp.html",
-                   "notebooks/05_utility_bound.html", "notebooks/06_gohari_comparison.html",
-                   "notebooks/08_bayesian_networks.html", "notebooks/11_rdp_posterior_sampling.html",
-                   "notebooks/12_glm_posterior_sampling.html", "notebooks/13_smoothed_hellinger.html",
+ILLEGIBLE_TODAY = {"notebooks/12_glm_posterior_sampling.html",
                    "notebooks/14_smooth_sensitivity_naive_bayes.html", "notebooks/15_all_systems.html"}
 
 
