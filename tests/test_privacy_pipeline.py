@@ -240,3 +240,108 @@ def test_the_default_pipeline_is_the_public_one():
     assert prepare("GermanCredit") is not prepare("GermanCredit", binning="quantile")
     a, b = prepare_network("Adult"), prepare_network("Adult", binning="public")
     assert (a.train == b.train).all() and (a.n_values == b.n_values).all()
+
+
+# ----------------------------------------------------------------------------- logistic regression and mixed naive Bayes
+
+def _unusual_neighbour(name):
+    """A replace-one neighbour whose new row also carries a value outside a public domain with 'other'.
+
+    Returns the two frames, the replaced row and the attribute given the unusual value (None if no
+    domain of ``name`` has an 'other' code). The unusual value is a missing one (category columns)
+    or a code far above the listed ones (integer columns): a data-dependent encoding would grow a
+    column or a code for it.
+    """
+    original, changed, i = _neighbour(name)
+    # prefer an attribute whose file has no value outside its list: there a data-dependent
+    # encoding would add a column or a code for the neighbour's value
+    full = schema.check(name, original, label_column(name))
+    seen_other = set(full["attribute"])
+    with_other = [a for a, d in schema.domains(name).items() if d.other]
+    attr = next((a for a in with_other if a not in seen_other), with_other[0] if with_other else None)
+    if attr is not None:
+        col = changed[attr]
+        if isinstance(col.dtype, pd.CategoricalDtype) or not pd.api.types.is_numeric_dtype(col.dtype):
+            changed.loc[changed.index[i], attr] = np.nan
+        else:
+            changed.loc[changed.index[i], attr] = int(max(schema.domains(name)[attr].values)) + 100
+    return original, changed, i, attr
+
+
+@pytest.mark.needs_data
+def test_logistic_regression_encoding_is_the_schema():
+    from lib.experiments import glm
+    a = glm.adult()
+    doms = schema.domains("Adult")
+    expected = []
+    for attr in frame("Adult").columns:
+        if attr == label_column("Adult"):
+            continue
+        if attr in doms:
+            expected += [f"{attr}={v}" for v in doms[attr].values] + ([f"{attr}=other"] if doms[attr].other else [])
+        else:
+            expected.append(attr)
+    assert a.columns == tuple(expected)
+    assert a.X_train.shape[1] == len(glm.ADULT_BOUNDS) + sum(d.size for d in doms.values())
+    # the label is the schema's class code (">50K" is class 1), on prepare's rows
+    s = prepare("Adult", binning="public")
+    assert schema.classes("Adult").values.index(">50K") == 1
+    np.testing.assert_array_equal(a.y_train, s.y_train)
+    np.testing.assert_array_equal(a.y_test, s.y_test)
+    # every one-hot block has exactly one 0.5 before normalisation: recover it from the signs
+    for attr, d in doms.items():
+        block = [j for j, c in enumerate(a.columns) if c.startswith(f"{attr}=")]
+        assert ((a.X_train[:, block] > 0).sum(axis=1) == 1).all()
+
+
+@pytest.mark.needs_data
+def test_logistic_regression_columns_are_identical_on_neighbours():
+    from lib.experiments import glm
+    original, changed, i, attr = _unusual_neighbour("Adult")
+    a, b = glm.adult(frame=original), glm.adult(frame=changed)
+    assert a.columns == b.columns and a.X_train.shape == b.X_train.shape
+    np.testing.assert_array_equal(a.X_test, b.X_test)
+    np.testing.assert_array_equal(a.y_test, b.y_test)
+    assert (a.X_train != b.X_train).any(axis=1).sum() == 1        # only the replaced row moves
+    # the unusual value went to the 'other' column, which exists in both
+    j = a.columns.index(f"{attr}=other")
+    row = np.flatnonzero(a.train_rows == i)[0]
+    assert b.X_train[row, j] > 0 and a.X_train[row, j] < 0
+    np.testing.assert_allclose(np.linalg.norm(b.X_train, axis=1), 1.0)
+
+
+@pytest.mark.needs_data
+@pytest.mark.parametrize("name", DATASETS)
+def test_mixed_data_domains_are_the_schema_and_identical_on_neighbours(name):
+    from lib.experiments import mixed
+    original, changed, i, attr = _unusual_neighbour(name)
+    d1, d2 = mixed.mixed_data(name, frame=original), mixed.mixed_data(name, frame=changed)
+    doms = schema.domains(name)
+    assert d1["categorical"] == tuple(a for a in original.columns if a in doms)
+    assert d1["n_values"].tolist() == [doms[a].size for a in d1["categorical"]]
+    assert d1["n_classes"] == schema.classes(name).size
+    # the same attribute partition and domains as the public naive Bayes pipeline
+    s = prepare(name, binning="public")
+    assert set(d1["categorical"]) | set(d1["numerical"]) == set(s.attributes)
+    assert d1["n_values"].tolist() == [int(s.n_values[s.attributes.index(a)]) for a in d1["categorical"]]
+    # neighbours: everything public is identical, the rows differ in the replaced one only
+    for key in ("categorical", "numerical", "n_classes"):
+        assert d1[key] == d2[key]
+    for key in ("n_values", "bounds"):
+        np.testing.assert_array_equal(d1[key], d2[key])
+    differ = np.flatnonzero((d1["X_cat"] != d2["X_cat"]).any(axis=1) | (d1["X_num"] != d2["X_num"]).any(axis=1)
+                            | (d1["y"] != d2["y"]))
+    assert differ.tolist() == [i]
+    if attr is not None:
+        j = d1["categorical"].index(attr)
+        assert d2["X_cat"][i, j] == doms[attr].size - 1      # the 'other' code, inside the public domain
+
+
+def test_mixed_data_refuses_values_outside_the_public_domain():
+    from lib.experiments import mixed
+    f = pd.DataFrame({"status": [1, 7], "duration": [6.0, 12.0], "credit_risk": [0, 1]})
+    with pytest.raises(ValueError, match="outside its public domain"):
+        mixed.mixed_data("GermanCredit", frame=f)
+    f = pd.DataFrame({"status": [1, 2], "duration": [6.0, 12.0], "credit_risk": [0, 2]})
+    with pytest.raises(ValueError, match="label"):
+        mixed.mixed_data("GermanCredit", frame=f)

@@ -7,11 +7,17 @@ details, using only *public* knowledge, so that the preprocessing itself
 spends no privacy budget:
 
 One-hot encoding
-    The domain of a categorical attribute is its documented set of values
-    (:func:`lib.experiments.data.load` gives the ``category`` dtype), plus one column for
-    a missing value where the attribute has any (Adult's ``?``). Each one-hot
-    column is a feature like any other: 0 and 1 are mapped to
-    :math:`-0.5` and :math:`0.5`.
+    The domain of a categorical attribute is its *public* domain in the
+    schema (:func:`lib.experiments.schema.domains`): one column per listed
+    value, plus one "other" column (for a missing or unlisted value, Adult's
+    ``?``) iff the domain has an ``other`` code, whether or not such a value
+    occurs in the rows, exactly as the public binning of
+    :func:`lib.experiments.preprocessing.prepare` codes it. The columns, and so
+    the :math:`-0.5` offsets that every one-hot block adds to a row's norm,
+    do not depend on the private data (issue 19). Each one-hot column is a
+    feature like any other: 0 and 1 are mapped to :math:`-0.5` and
+    :math:`0.5`. The label is coded by the schema's classes
+    (:func:`lib.experiments.schema.classes`).
 Scaling with public bounds
     A numerical attribute is mapped from public bounds :math:`[a, b]`
     (:data:`ADULT_BOUNDS`, :data:`DIGIT_BOUNDS`: the ranges the datasets'
@@ -39,6 +45,7 @@ import pandas as pd
 
 from .. import _validate
 from ..glm_posterior import METHODS, BETA0, Settings, cross_entropy, error_rate, sample, settings
+from . import schema
 from .data import label_column, load
 from .preprocessing import EXCLUDED, SEED, TEST_SIZE, _split_rows
 
@@ -121,32 +128,47 @@ def normalise_rows(X, c: float = 1.0) -> np.ndarray:
     return c * X / norms
 
 
-def one_hot(column: pd.Series) -> tuple[np.ndarray, list[str]]:
-    """One-hot columns (0/1) over the declared categories, plus "missing" if any value is missing."""
-    cats = list(column.cat.categories) if isinstance(column.dtype, pd.CategoricalDtype) \
-        else sorted(column.dropna().unique())
-    codes = pd.Categorical(column, categories=cats).codes.astype(np.int64)
-    names = [f"{column.name}={v}" for v in cats]
-    if (codes < 0).any():
-        codes = np.where(codes < 0, len(cats), codes)
-        names.append(f"{column.name}=missing")
-    out = np.zeros((len(column), len(names)))
+def one_hot(column: pd.Series, domain: schema.Domain) -> tuple[np.ndarray, list[str]]:
+    """One-hot columns (0/1) over the public ``domain``: its listed values, plus "other" iff ``domain.other``.
+
+    The codes are :func:`lib.experiments.schema.encode`'s, so the width is
+    ``domain.size`` whatever values the rows contain.
+
+    Raises
+    ------
+    ValueError
+        If a value is not listed and the domain has no ``other`` code.
+
+    Examples
+    --------
+    >>> d = schema.Domain(("a", "b"), True, "doc", "")
+    >>> X, names = one_hot(pd.Series(["b", None], name="x"), d)
+    >>> X.tolist(), names
+    ([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], ['x=a', 'x=b', 'x=other'])
+    """
+    codes = schema.encode(column, domain, f"attribute {column.name!r}")
+    names = [f"{column.name}={v}" for v in domain.values] + ([f"{column.name}=other"] if domain.other else [])
+    out = np.zeros((len(column), domain.size))
     out[np.arange(len(column)), codes] = 1.0
     return out, names
 
 
-def design_matrix(frame: pd.DataFrame, bounds: dict, c: float = 1.0) -> tuple[np.ndarray, list[str]]:
+def design_matrix(frame: pd.DataFrame, bounds: dict, c: float = 1.0, *,
+                  domains: dict) -> tuple[np.ndarray, list[str]]:
     """Section 5.2's encoding of every attribute of ``frame``, rows normalised to norm ``c``.
 
-    Categorical attributes are one-hot encoded; the numerical attributes must
-    all have public bounds in ``bounds``. Every column is then on
-    :math:`[-0.5, 0.5]` before the rows are normalised.
+    The attributes named in ``domains`` (public :class:`lib.experiments.schema.Domain`
+    objects, e.g. :func:`lib.experiments.schema.domains`) are categorical and
+    one-hot encoded over their domain (:func:`one_hot`); every other attribute
+    is numerical and must have public bounds in ``bounds``. Every column is
+    then on :math:`[-0.5, 0.5]` before the rows are normalised. The columns
+    depend on ``domains`` and ``bounds`` only, never on the rows.
     """
     blocks, names = [], []
     for name in frame.columns:
         col = frame[name]
-        if isinstance(col.dtype, pd.CategoricalDtype) or not pd.api.types.is_numeric_dtype(col.dtype):
-            block, cols = one_hot(col)
+        if name in domains:
+            block, cols = one_hot(col, domains[name])
             blocks.append(block - 0.5)
             names += cols
         else:
@@ -162,18 +184,23 @@ def _split(X, y, names, c, train, test):
                    tuple(names), float(c), train, test)
 
 
-def adult(c: float = 1.0) -> GLMData:
+def adult(c: float = 1.0, *, frame: pd.DataFrame | None = None) -> GLMData:
     """Adult on the book's split: income ``>50K`` is class 1.
 
     The same rows as :func:`lib.experiments.preprocessing.prepare` ``("Adult")`` (seed 1,
-    30 % test) and the same attributes (``fnlwgt`` left out), the numerical
-    ones scaled from :data:`ADULT_BOUNDS` instead of binned.
+    30 % test) and the same attributes (``fnlwgt`` left out), the categorical
+    ones one-hot over their public schema domains, the numerical ones scaled
+    from :data:`ADULT_BOUNDS` instead of binned; the label coded by the
+    schema's classes (``<=50K``, ``>50K``). ``frame`` replaces the file's rows
+    (:func:`lib.experiments.preprocessing.frame` ``("Adult")``, the default), e.g. by a
+    neighbouring data set: the columns do not change with it.
     """
-    frame = load("Adult")
+    if frame is None:
+        frame = load("Adult")
     label = label_column("Adult")
-    y = (frame[label].to_numpy() == ">50K").astype(np.int64)
-    frame = frame.drop(columns=[label, *EXCLUDED.get("Adult", ())])
-    X, names = design_matrix(frame, ADULT_BOUNDS, c)
+    y = schema.encode(frame[label], schema.classes("Adult"), f"label {label!r}")
+    frame = frame.drop(columns=[label, *(a for a in EXCLUDED.get("Adult", ()) if a in frame.columns)])
+    X, names = design_matrix(frame, ADULT_BOUNDS, c, domains=schema.domains("Adult"))
     train, test = _split_rows(len(frame), SEED, TEST_SIZE)
     return _split(X, y, names, c, train, test)
 

@@ -1,7 +1,8 @@
 """Mixed naive Bayes on the book's datasets: raw numerical attributes with public ranges.
 
 The experiment layer of chapter 14 (Zafarani and Clifton): :func:`mixed_data`
-reads a dataset of Table 1 with its numerical attributes unbinned,
+reads a dataset of Table 1 with its numerical attributes unbinned and its
+categorical domains and classes from the public schema,
 :func:`book_split` gives the book's seeded split, :func:`evaluate` scores
 releases of :mod:`lib.gaussian_naive_bayes` on it, and :func:`cross_validate`
 runs Zafarani and Clifton's repeated cross-validation.
@@ -14,40 +15,68 @@ import pandas as pd
 
 from .. import _validate
 from ..gaussian_naive_bayes import draw, fit_statistics, log_proba
+from . import schema
 from .data import label_column, load
-from .preprocessing import EXCLUDED, SEED, TEST_SIZE, _categorical_codes, _is_categorical, _split_rows
+from .preprocessing import EXCLUDED, SEED, TEST_SIZE, _split_rows
 from .public_bounds import bounds_for
 
 
-def mixed_data(name: str) -> dict:
+def mixed_data(name: str, *, frame: pd.DataFrame | None = None) -> dict:
     """Dataset ``name`` of Table 1 with raw numerical attributes and coded categorical ones.
 
     The same attributes as :func:`lib.experiments.preprocessing.prepare` (minus
-    its ``EXCLUDED``), the same whole-data categorical domains and class codes,
-    but numerical attributes as raw values with the public ranges of
-    :mod:`lib.experiments.public_bounds`, not quantile bins. Constant categorical columns
-    are kept (they are constant in the whole data only if the domain has one
-    value, which none has).
+    its ``EXCLUDED``) and the same *public* encoding of the categorical ones:
+    an attribute is categorical iff the public schema
+    (:func:`lib.experiments.schema.domains`) lists it, its codes and number of
+    values come from its schema domain (one extra code for unlisted or missing
+    values iff the domain has ``other``), and the classes are the schema's
+    (:func:`lib.experiments.schema.classes`), all as in the public binning of
+    :func:`~lib.experiments.preprocessing.prepare`. Numerical attributes stay
+    raw, with the public ranges of :mod:`lib.experiments.public_bounds`. No
+    domain, class or range is read from the rows (issue 19), so two
+    neighbouring files give the same ``n_values``, ``n_classes``, ``bounds``
+    and attribute lists.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`lib.experiments.data.DATASETS`.
+    frame : pandas.DataFrame, optional
+        The rows to encode in place of the file's
+        (:func:`lib.experiments.preprocessing.frame` ``(name)``, the default),
+        e.g. a neighbouring data set.
+
+    Raises
+    ------
+    ValueError
+        If a categorical value is outside a domain without ``other``, a class
+        is outside the public classes, or a numerical attribute has a missing
+        value (the public pipeline has no code for it).
     """
-    frame = load(name).drop(columns=list(EXCLUDED.get(name, ())))
+    if frame is None:
+        frame = load(name).drop(columns=list(EXCLUDED.get(name, ())))
     label = label_column(name)
-    y, classes = pd.factorize(frame[label], sort=True)
+    y = schema.encode(frame[label], schema.classes(name), f"label {label!r}")
+    doms = schema.domains(name)
     cat, n_values, num, cat_names, num_names = [], [], [], [], []
     for col in frame.columns:
         if col == label:
             continue
-        if _is_categorical(frame[col]):
-            codes, n = _categorical_codes(frame[col])
-            cat.append(codes)
-            n_values.append(max(n, 2))
+        if col in doms:
+            cat.append(schema.encode(frame[col], doms[col], f"attribute {col!r}"))
+            n_values.append(doms[col].size)
             cat_names.append(col)
         else:
-            num.append(frame[col].to_numpy(dtype=float))
+            x = frame[col].to_numpy(dtype=float)
+            if np.isnan(x).any():
+                raise ValueError(f"numerical attribute {col!r} of {name} has missing values "
+                                 "(the public pipeline has no code for them)")
+            num.append(x)
             num_names.append(col)
     n = len(frame)
     return {"name": name, "X_cat": np.column_stack(cat) if cat else np.zeros((n, 0), np.int64),
             "X_num": np.column_stack(num) if num else np.zeros((n, 0)),
-            "y": y.astype(np.int64), "n_values": np.array(n_values, np.int64), "n_classes": len(classes),
+            "y": y, "n_values": np.array(n_values, np.int64), "n_classes": schema.classes(name).size,
             "bounds": bounds_for(name, num_names) if num_names else np.zeros((0, 2)),
             "categorical": tuple(cat_names), "numerical": tuple(num_names)}
 
