@@ -47,7 +47,8 @@ from . import _validate
 from .accounting import (_MAX_BRACKET_STEPS, OrderChoice, blame_target, dp_to_rdp, fixed_order, min_order, search_order,
                          search_order_many)
 from .calibration import calibrate
-from .gohari import gohari_calibrate, gohari_calibrate_many
+from .gohari import gohari_calibrate
+from .gohari_batch import gohari_calibrate_many
 from .moments import expected_kl_loss
 from .protocol import L1, L2_SQ, LINF
 #: Largest epsilon_hat of :func:`analytic_gaussian_sigma`: above it the terms of
@@ -644,7 +645,7 @@ def gohari_prefill(epsilon_hats, delta, domain_sizes, *, n_total, lam=GOHARI_LAM
     For each target :math:`\\hat\\varepsilon_i` and each distinct domain size,
     the entry that :func:`gohari_releases` would compute (a
     :class:`lib.gohari.GohariGuarantee` or the ``ValueError`` raised), found by
-    one lockstep search (:func:`lib.gohari.gohari_calibrate_many`) with the same
+    one lockstep search (:func:`lib.gohari_batch.gohari_calibrate_many`) with the same
     results; entries already in ``cache`` are kept. :func:`gohari_releases` then
     reads them from the cache.
     """

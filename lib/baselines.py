@@ -83,6 +83,38 @@ def _clip_and_normalise(x, floor):
     return out
 
 
+def _normalise_rows(flat, views, *, guard=True):
+    """Divide every row of every view (entries of ``flat``) by its sum, as ``release`` does table by table.
+
+    Shared by the batched releases of the noise baselines (:meth:`_NoiseMechanism._release_tables`)
+    and of the Dirichlet mechanism (:func:`lib.naive_bayes._batched_logs`).
+
+    The row sums of each view are taken as ``y.sum(axis=-1)`` (the same
+    reduction, so the same bits); all rows are then divided by one
+    operation. Where a row sum overflows, every view is normalised by
+    ``release``'s own rescaling path instead (``guard``: a Gamma draw that
+    itself overflows raises, as in :meth:`lib.DirichletMechanism.release`).
+    """
+    with np.errstate(over="ignore"):
+        totals = [v.sum(axis=-1) for v in views]
+    total = np.concatenate([s.ravel() for s in totals]) if totals else np.empty(0)
+    if np.isfinite(total).all():
+        widths = np.repeat([v.shape[-1] for v in views], [s.size for s in totals])
+        with np.errstate(under="ignore"):
+            flat /= np.repeat(total, widths)
+        return
+    for v, s in zip(views, totals):  # counts near the double range
+        s = s[..., None]
+        if not np.isfinite(s).all():
+            if guard and not np.isfinite(v.max()):
+                raise ValueError("counts are too large: a Gamma draw of r * counts + alpha overflows "
+                                 "double precision")
+            v /= v.max(axis=-1, keepdims=True)
+            s = v.sum(axis=-1, keepdims=True)
+        with np.errstate(under="ignore"):
+            v /= s
+
+
 def laplace_rdp(scale, lam, l1=1.0):
     """RDP of the Laplace mechanism (Mironov 2017, Corollary 2).
 
@@ -316,6 +348,41 @@ class _NoiseMechanism(Mechanism):
         # noisy_counts checked the counts and their sum with the noise (finite), the
         # constructor the floor: the post-processing needs no second check
         return _clip_and_normalise(self.noisy_counts(counts, rng), self.floor)
+
+    @staticmethod
+    def _release_tables(objects, tables, views, flat, rng):
+        """:meth:`release` of ``n_draws`` copies of every table by its object, into ``views`` of ``flat``.
+
+        ``views[k]`` (shape ``(n_draws,) + tables[k].shape``, consecutive
+        slices of the 1-D buffer ``flat``) receives ``objects[k].release`` of
+        the broadcast table: the same draws, in release order, and the same
+        arithmetic, entry by entry; the row sums and the division are done
+        for all tables at once. The tables must be checked finite,
+        non-negative float arrays with at least two columns (the naive Bayes
+        and network release paths check them).
+        """
+        with np.errstate(over="ignore", invalid="ignore"):
+            for m, t, v in zip(objects, tables, views):
+                v[...] = getattr(rng, m._distribution)(0.0, getattr(m, m._scale), size=v.shape)
+                v += t
+        if flat.size and not (np.isfinite(flat.min()) and np.isfinite(flat.max())):
+            k = next(k for k, v in enumerate(views) if not np.isfinite(v).all())
+            m = objects[k]
+            raise ValueError(
+                f"counts plus noise of {m._scale} = {getattr(m, m._scale):.6g} overflow double "
+                f"precision (release {k}); the largest count is {np.max(tables[k]):.6g}: lower the "
+                f"counts or the {m._scale}")
+        floors = {m.floor for m in objects}
+        if len(floors) == 1:
+            np.maximum(flat, floors.pop(), out=flat)
+        else:
+            for m, v in zip(objects, views):
+                np.maximum(v, m.floor, out=v)
+        _normalise_rows(flat, views, guard=False)
+        if flat.size and flat.min() == 0:  # a floor far below the largest count underflowed
+            for v in views:
+                if v.size and v.min() == 0:
+                    np.maximum(v, np.finfo(float).tiny, out=v)
 
 
 class GaussianMechanism(_NoiseMechanism):

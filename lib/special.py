@@ -49,6 +49,8 @@ def _trigamma(x, *, derivative: bool = False):
     head2 = np.zeros_like(y)
     for _ in range(_SHIFT_TO):
         below = y < _SHIFT_TO
+        if not below.any():  # every argument shifted: the remaining terms are all +0.0 (bitwise a no-op)
+            break
         inv = np.where(below, 1 / y, 0.0)
         head1 += inv * inv
         if derivative:

@@ -219,7 +219,8 @@ def test_calibrate_many_equals_one_at_a_time():
     agree to the last bits of scipy.special on arrays (1e-12 relative allows
     for a BLAS that sums the quadrature in another order; here they are equal).
     """
-    from lib.gohari import EPSILON_HAT_MAX, gohari_calibrate_many
+    from lib.gohari import EPSILON_HAT_MAX
+    from lib.gohari_batch import gohari_calibrate_many
 
     problems = [(eps, d) for eps in (0.004, 0.3, 4.0) for d in (2, 3, 6, 24)]
     problems += [(2 * EPSILON_HAT_MAX, 6), (1e-300, 2)]  # invalid target; r below 1e-300
