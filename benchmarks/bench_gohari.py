@@ -29,13 +29,12 @@ from lib.gohari import (
     _params,
     _union_tail,
     _vertices,
-    delta_reference,
-    epsilon_reference,
     gohari_calibrate,
     gohari_delta,
     gohari_epsilon,
     gohari_epsilon_at,
 )
+from lib.gohari_reference import delta_reference, epsilon_reference
 
 
 def best_of(func, repeat: int = 5, number: int = 1) -> float:

@@ -25,7 +25,7 @@ from scipy.special import logsumexp
 from lib.experiments import grid as G
 from lib.experiments.data import DATASETS
 from lib.experiments.preprocessing import prepare
-from lib.naive_bayes import scores
+from lib.naive_bayes_scoring import scores
 
 
 def before(X, y, prior, tables, n_values):

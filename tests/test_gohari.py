@@ -13,8 +13,6 @@ from lib.gohari import (
     _params,
     _union_tail,
     _vertices,
-    delta_reference,
-    epsilon_reference,
     gohari_calibrate,
     gohari_delta,
     gohari_epsilon,
@@ -22,6 +20,7 @@ from lib.gohari import (
     gohari_parameters,
     min_part_cdf,
 )
+from lib.gohari_reference import delta_reference, epsilon_reference
 from lib.special import log_multivariate_beta
 
 # (r, lam, n_total, d): the Figure 2 setting, Figure 3's histogram and the

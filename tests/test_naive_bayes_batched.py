@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from lib import naive_bayes as nb
+from lib import naive_bayes_scoring as scoring
 from lib.baselines import GaussianMechanism, LaplaceMechanism, SmoothedEstimate
 from lib.mechanism import DirichletMechanism, GohariMechanism
 from lib.naive_bayes import log_releases, model_spec, release_parameters
@@ -107,13 +108,13 @@ def test_column_sum_is_numpys_sum(d):
     rng = np.random.default_rng(d)
     for shape in [(1310, 100, d), (7, d), (3, 5, d)]:
         e = np.exp(rng.standard_normal(shape) * 6)
-        assert np.array_equal(nb._column_sum(e), e.sum(axis=-1))
+        assert np.array_equal(scoring._column_sum(e), e.sum(axis=-1))
 
 
 def test_column_max_is_numpys_max_and_first_argmax():
     rng = np.random.default_rng(0)
     s = rng.integers(-3, 3, size=(500, 40, 7)).astype(float)  # many ties
-    top, arg = nb._column_max(s)
+    top, arg = scoring._column_max(s)
     assert np.array_equal(top, s.max(axis=-1)) and np.array_equal(arg, s.argmax(axis=-1))
 
 
@@ -140,7 +141,7 @@ def test_two_class_scores_from_log_odds_match_log_proba():
     y = rng.integers(0, 2, 3000)
     prior = np.log(rng.dirichlet(np.ones(2), size=9))
     tables = [np.log(rng.dirichlet(np.ones(v), size=(9, 2))) for v in n_values]
-    assert nb._margins(prior, nb._model(X, prior, tables, n_values)[2]) is not None  # the log-odds path
+    assert scoring._margins(prior, scoring._model(X, prior, tables, n_values)[2]) is not None  # the log-odds path
     ce, acc = nb.scores(X, y, prior, tables, n_values)
     lp = nb.log_proba(X, prior, tables, n_values)
     # |error| of a sum of 5 log-ratios of size ~10: a few ulps of 10 per row, far below 1e-12 of the mean
@@ -154,7 +155,7 @@ def test_two_class_scores_from_log_odds_match_log_proba():
     # a zero probability (log -inf) leaves the log-odds path for the class scores
     broken = [t.copy() for t in tables]
     broken[0][0, 1, 0] = -np.inf
-    assert nb._margins(prior, nb._model(X, prior, broken, n_values)[2]) is None
+    assert scoring._margins(prior, scoring._model(X, prior, broken, n_values)[2]) is None
     ce, acc = nb.scores(X, y, prior, broken, n_values)
     lp = nb.log_proba(X, prior, broken, n_values)
     np.testing.assert_allclose(ce, nb.cross_entropy(lp, y), rtol=1e-12)

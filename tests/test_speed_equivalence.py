@@ -20,6 +20,7 @@ from scipy.special import logsumexp
 
 from lib import _validate
 from lib import naive_bayes as nb
+from lib import naive_bayes_scoring as scoring
 from lib.moments import expected_kl_loss
 from lib.experiments.grid import NaiveBayesTask
 
@@ -83,8 +84,8 @@ def test_chunking_does_not_change_results(monkeypatch):
     counts = nb.count(X, y, n_values, 3)
     model = nb.PrivateNaiveBayes("dirichlet", epsilon=1.0, random_state=0).fit(X, y, n_values, 3)
     predicted = model.predict(X), model.predict_proba(X)
-    monkeypatch.setattr(nb, "CHUNK_ROWS", 37)  # 28 chunks, the last one short
-    assert len(nb._chunks(1000)) == 28
+    monkeypatch.setattr(scoring, "CHUNK_ROWS", 37)  # 28 chunks, the last one short
+    assert len(scoring._chunks(1000)) == 28
     np.testing.assert_array_equal(nb.log_proba(X, prior, tables, n_values), whole[0])  # row by row: exact
     ce, acc = nb.scores(X, y, prior, tables, n_values)
     np.testing.assert_allclose(ce, whole[1][0], rtol=1e-13)  # partial sums per chunk

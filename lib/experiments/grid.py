@@ -28,7 +28,8 @@ import pandas as pd
 
 from .. import _validate
 from ..bayesian_network import count_tables, log_likelihood, network_spec, release_tables
-from ..naive_bayes import count, model_spec, release_parameters, scores
+from ..naive_bayes import count, model_spec, release_parameters
+from ..naive_bayes_scoring import scores
 from ..protocol import get
 from .data import DATASETS
 from .networks import prepare_network
