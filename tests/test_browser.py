@@ -235,20 +235,7 @@ def test_on_a_phone_wide_tables_scroll_and_figures_fit(chromium, origin, page, t
         assert i["right"] <= i["view"] + 1, f"{page}: figure wider than the screen: {i}"
 
 
-# Chapters whose stored figures were drawn before use_book_style switched to retina PNG (checked
-# 23 Nov 2026; the lead re-executes every chapter at the end: then empty this set). Every other
-# chapter is held to the retina check strictly.
-NOT_YET_RETINA: set = set()
-
-
-def _known(page: str, pages: set, reason: str):
-    """``page`` as a parameter, marked as an expected failure when it is in ``pages``."""
-    marks = [pytest.mark.xfail(strict=False, reason=reason)] if page in pages else []
-    return pytest.param(page, marks=marks)
-
-
-@pytest.mark.parametrize("page", [_known(p, NOT_YET_RETINA, "figures stored before retina PNG: "
-                                         "re-execute the chapter") for p in CHAPTER_PAGES])
+@pytest.mark.parametrize("page", CHAPTER_PAGES)
 def test_figures_are_sharp_on_a_retina_screen(chromium, origin, page, tmp_path):
     """On a desktop column each figure has at least 1.5 image pixels per CSS pixel."""
     layout = _probe(chromium, origin, page, 1280, tmp_path)
@@ -270,16 +257,6 @@ def test_figures_are_sharp_on_a_retina_screen(chromium, origin, page, tmp_path):
 # (10 in: 8.9 px). Figures with labels set smaller than 10 pt are not seen by this check.
 LEGIBLE = 0.8
 
-# Chapters with a figure wider than the column (checked 23 Nov 2026 at 1280 px; the smallest
-# label in px): 03 (8.6 in, 11.7), 04 (9.6 in, 9.7), 05 (8 in, 11.3), 06 (10 in, 9.3), 08 (its
-# 9.5-in data figure, 10.0), 11 (9 in, 11.6), 12 (8 in, 11.6), 13 (15 in, 6.2), 14 (11 in,
-# 8.6), 15 (11 in, 8.4). Each needs fewer panels per row or a figure at most ~6 in wide (see
-# plot_grid); a chapter leaves this set when its figures pass. 07 and 09 draw only plot_grid
-# figures (two panels per row since issue 12) and are held to the check once re-executed.
-ILLEGIBLE_TODAY = {"notebooks/12_glm_posterior_sampling.html",
-                   "notebooks/14_smooth_sensitivity_naive_bayes.html", "notebooks/15_all_systems.html"}
-
-
 def _png_dpi(page: str, src: str) -> float:
     from PIL import Image
 
@@ -287,9 +264,7 @@ def _png_dpi(page: str, src: str) -> float:
         return float(image.info.get("dpi", (72.0, 72.0))[0])
 
 
-@pytest.mark.parametrize("page", [_known(p, ILLEGIBLE_TODAY, "a figure wider than the column: "
-                                         "its tick labels shrink below 0.8 x the body text")
-                                  for p in CHAPTER_PAGES])
+@pytest.mark.parametrize("page", CHAPTER_PAGES)
 def test_figure_tick_labels_are_legible_in_the_column(chromium, origin, page, tmp_path):
     """Every chapter figure shows its tick labels at >= 0.8 x the page's body text size."""
     from lib.experiments.plotting import BOOK_STYLE
