@@ -259,56 +259,23 @@ def model_order_many(epsilon_hats, delta, histograms, *, n_releases, grid_size=1
     if not targets:
         return []
     try:
-        return _order_search(targets, dlt, [_rows(histograms)], [0] * len(targets), [m] * len(targets), grid_size)
+        return _order_search(targets, dlt, _rows(histograms), m, grid_size)
     except (_Irregular, ValueError):  # the target-by-target search raises the error that belongs to it
         return [model_order(e, dlt, histograms, n_releases=m, grid_size=grid_size) for e in targets]
-
-
-def model_orders(problems, delta, *, grid_size=128) -> list:
-    """:func:`model_order` of many (target, tables, releases) problems at one ``delta``, searched together.
-
-    ``problems`` holds ``(epsilon_hat, histograms, n_releases)``; problems that
-    pass the same ``histograms`` object share its grouped rows. All searches run
-    in lockstep as in :func:`model_order_many` (the models of several datasets
-    at once), each with :func:`model_order`'s result. Where the vectorised path
-    meets an input it does not handle, each problem is searched by
-    :func:`model_order`.
-
-    Returns
-    -------
-    list of OrderChoice
-    """
-    grid_size = _validate.integer(grid_size, "grid_size", 8)
-    targets, sets, set_of, ms, index = [], [], [], [], {}
-    for eps, histograms, m in problems:
-        eps, dlt = _target(eps, delta)
-        targets.append(eps)
-        ms.append(_validate.integer(m, "n_releases"))
-        if id(histograms) not in index:
-            index[id(histograms)] = len(sets)
-            sets.append(_rows(histograms))
-        set_of.append(index[id(histograms)])
-    if not targets:
-        return []
-    try:
-        return _order_search(targets, dlt, sets, set_of, ms, grid_size)
-    except (_Irregular, ValueError):
-        return [model_order(e, dlt, h, n_releases=m, grid_size=grid_size) for e, h, m in problems]
 
 
 class _Irregular(Exception):
     """An input the lockstep order search leaves to :func:`model_order` (which raises its error)."""
 
 
-def _order_search(targets, dlt, sets, set_of, ms, grid_size):
-    """The lockstep search of :func:`model_orders`: target ``i`` with the grouped rows ``sets[set_of[i]]``."""
-    eps, set_of, per = np.array(targets), np.asarray(set_of), np.asarray(ms, float)
-    distinct = [_distinct(rows) for rows in sets]
+def _order_search(targets, dlt, rows, m, grid_size):
+    """The lockstep search of :func:`model_order_many`: every target with the grouped ``rows``."""
+    eps, per, distinct = np.array(targets), float(m), _distinct(rows)
 
     def loss(lam, which):
         shape = (-1,) + (1,) * (np.ndim(lam) - 1)
         # dp_to_rdp(..., n_releases=m) is the total divided by m: the same division here
-        level = dp_to_rdp(eps[which].reshape(shape), lam, dlt) / per[which].reshape(shape)
+        level = dp_to_rdp(eps[which].reshape(shape), lam, dlt) / per
         if not np.all(np.isfinite(level) & (level > 0)):
             raise _Irregular
         try:
@@ -318,20 +285,13 @@ def _order_search(targets, dlt, sets, set_of, ms, grid_size):
         r, alpha = np.asarray(r, dtype=float), np.asarray(alpha, dtype=float)
         if not np.all((r > 0) & (r < np.inf) & (alpha > 0) & (alpha < np.inf)):
             raise _Irregular
-        out = np.empty(r.shape)
-        for s in np.unique(set_of[which]):
-            sel = set_of[which] == s
-            out[sel] = _summed_kl_distinct(distinct[s], r[sel], alpha[sel])
-        return out
+        return _summed_kl_distinct(distinct, r, alpha)
 
     with np.errstate(all="ignore"):
         lam, _ = search_order_many(eps, dlt, loss, grid_size=grid_size, xatol=1e-8)
-        level = np.array([float(dp_to_rdp(e, l, dlt, n_releases=m)) for e, l, m in zip(targets, lam, ms)])
+        level = np.array([float(dp_to_rdp(e, l, dlt, n_releases=m)) for e, l in zip(targets, lam)])
         r, alpha = calibrate(level, lam, L2_SQ, LINF)
-        kl = np.empty(len(targets))
-        for s, rows in enumerate(sets):
-            sel = set_of == s
-            kl[sel] = total_expected_kl(rows, r[sel], alpha[sel])
+        kl = total_expected_kl(rows, r, alpha)
     return [OrderChoice(float(lam[i]), float(r[i]), float(alpha[i]), float(level[i]), float(kl[i]))
             for i in range(len(targets))]
 

@@ -87,7 +87,7 @@ def _normalise_rows(flat, views, *, guard=True):
     """Divide every row of every view (entries of ``flat``) by its sum, as ``release`` does table by table.
 
     Shared by the batched releases of the noise baselines (:meth:`_NoiseMechanism._release_tables`)
-    and of the Dirichlet mechanism (:func:`lib.naive_bayes._batched_logs`).
+    and of the Dirichlet mechanism (:meth:`lib.DirichletMechanism._release_tables`).
 
     The row sums of each view are taken as ``y.sum(axis=-1)`` (the same
     reduction, so the same bits); all rows are then divided by one
@@ -359,7 +359,8 @@ class _NoiseMechanism(Mechanism):
         arithmetic, entry by entry; the row sums and the division are done
         for all tables at once. The tables must be checked finite,
         non-negative float arrays with at least two columns (the naive Bayes
-        and network release paths check them).
+        and network release paths check them). Returns True (every table
+        released), as :meth:`lib.DirichletMechanism._release_tables` does.
         """
         with np.errstate(over="ignore", invalid="ignore"):
             for m, t, v in zip(objects, tables, views):
@@ -383,6 +384,7 @@ class _NoiseMechanism(Mechanism):
             for v in views:
                 if v.size and v.min() == 0:
                     np.maximum(v, np.finfo(float).tiny, out=v)
+        return True
 
 
 class GaussianMechanism(_NoiseMechanism):

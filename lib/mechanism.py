@@ -23,6 +23,7 @@ import numpy as np
 from . import _validate
 from .approximate_dp import (GOHARI_LAM, dirichlet_order, gohari_prefill, gohari_releases, model_order_many,
                             public_reference)
+from .baselines import _normalise_rows
 from .calibration import calibrate
 from .divergence import renyi_divergence_dirichlet
 from .neighbours import all_neighbours
@@ -234,6 +235,30 @@ class DirichletMechanism(Mechanism):
         spent = np.maximum(renyi_divergence_dirichlet(u, v, self.lam), renyi_divergence_dirichlet(v, u, self.lam))
         worst = int(np.argmax(spent))
         return float(spent[worst]), neighbours[worst]
+
+    @staticmethod
+    def _release_tables(objects, tables, views, flat, rng) -> bool:
+        """:meth:`release` of ``n_draws`` copies of every table by its object, into ``views`` of ``flat``.
+
+        The batched path of :func:`lib.naive_bayes.log_releases` (the layout of
+        :meth:`lib.baselines._NoiseMechanism._release_tables`): every
+        concentration :math:`r f + \\alpha` written in release order, the Gamma
+        variates of all tables drawn by one call (a Generator fills an array
+        element by element, so the stream and the values are those of one call
+        per table) and the rows normalised together: bit for bit the draws of
+        :meth:`release`. Returns False, with nothing drawn, where a
+        concentration is below 1 or overflows (:meth:`release`'s rare paths);
+        the caller then releases table by table.
+        """
+        with np.errstate(over="ignore"):
+            for m, v, t in zip(objects, views, tables):
+                np.multiply(t, m.r, out=v)  # release's concentration r f + alpha, entry by entry
+                v += m.alpha
+        if flat.size and not (flat.min() >= 1 and np.isfinite(flat.max())):
+            return False
+        rng.standard_gamma(flat, out=flat)
+        _normalise_rows(flat, views)
+        return True
 
     def release(self, counts, rng=None) -> np.ndarray:
         """Line 3: one draw :math:`y \\sim \\mathrm{Dirichlet}(r f(x) + \\alpha)` per vector.

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _validate
-from .baselines import _NoiseMechanism, _normalise_rows
+from .baselines import _NoiseMechanism
 from .mechanism import DirichletMechanism
 # Scoring lives in lib.naive_bayes_scoring; its public functions stay importable from here.
 from .naive_bayes_scoring import _chunks, _joint, _model, accuracy, cross_entropy, log_proba, scores  # noqa: F401
@@ -222,12 +222,11 @@ def _stock(objects, base, methods):
 def _batched_logs(objects, tables, n_draws, rng):
     """:func:`log_releases` of stock Dirichlet or noise mechanisms in a few array operations, else None.
 
-    The variates of all tables are drawn by one call into one buffer, in
-    release order (a Generator fills an array element by element, so the
-    stream and the values are those of one call per table), and normalised,
-    logged and checked together; every entry is computed by the same
-    operations as :meth:`lib.DirichletMechanism.release` or
-    :meth:`lib.baselines.GaussianMechanism.release` of its table. None (nothing
+    The mechanism class releases all tables into one buffer
+    (:meth:`lib.DirichletMechanism._release_tables`,
+    :meth:`lib.baselines._NoiseMechanism._release_tables`: the draws and the
+    arithmetic of its ``release``, bit for bit); the logs are taken and
+    checked together. None (nothing
     drawn) where the objects are of other or mixed kinds, a table has fewer
     than two columns, or a Dirichlet batch needs the rare paths of ``release``
     (shape parameters below 1 or overflowing): the caller then releases table
@@ -235,19 +234,13 @@ def _batched_logs(objects, tables, n_draws, rng):
     """
     if not objects or not all(isinstance(t, np.ndarray) and t.ndim and t.shape[-1] >= 2 for t in tables):
         return None
-    if _stock(objects, DirichletMechanism, ("release", "concentration")):
-        flat, views = _buffer(tables, n_draws)
-        with np.errstate(over="ignore"):
-            for m, v, t in zip(objects, views, tables):
-                np.multiply(t, m.r, out=v)  # release's concentration r f + alpha, entry by entry
-                v += m.alpha
-        if flat.size and not (flat.min() >= 1 and np.isfinite(flat.max())):
-            return None
-        rng.standard_gamma(flat, out=flat)
-        _normalise_rows(flat, views)
-    elif _stock(objects, _NoiseMechanism, ("release", "noisy_counts")):
-        flat, views = _buffer(tables, n_draws)
-        _NoiseMechanism._release_tables(objects, tables, views, flat, rng)
+    for base, methods in ((DirichletMechanism, ("release", "concentration")),
+                          (_NoiseMechanism, ("release", "noisy_counts"))):
+        if _stock(objects, base, methods):
+            flat, views = _buffer(tables, n_draws)
+            if not base._release_tables(objects, tables, views, flat, rng):
+                return None
+            break
     else:
         return None
     np.log(flat, out=flat)

@@ -323,11 +323,3 @@ def test_dirichlet_calibrate_dp_objects_equal_the_constructors(rule):
         assert (mech.r, mech.alpha, mech.l2_sq, mech.linf) == (ref.r, ref.alpha, ref.l2_sq, ref.linf)
 
 
-def test_model_orders_of_several_models_equal_model_order():
-    """Problems of different tables and release counts searched together: model_order's choice for each."""
-    from lib.approximate_dp import model_orders
-
-    one, two = public_reference(3934, [2, 17, 5], [1, 2, 2]), public_reference(800, [3, 4], [1, 3])
-    problems = [(0.05, one, 3), (0.7, two, 2), (6.0, one, 3), (0.3, two, 2)]
-    for got, (eps, tables, m) in zip(model_orders(problems, DELTA), problems):
-        np.testing.assert_allclose(tuple(got), tuple(model_order(eps, DELTA, tables, n_releases=m)), rtol=1e-12)

@@ -333,18 +333,8 @@ def _encode_public(frame: pd.DataFrame, name: str, seed: int, test_size: float, 
         columns.append(codes)
         n_values.append(n)
         names.append(str(attr))
-    X = np.column_stack(columns) if columns else np.empty((len(frame), 0), dtype=np.int64)
-    split = Split(
-        X_train=np.ascontiguousarray(X[train], dtype=np.int64),
-        X_test=np.ascontiguousarray(X[test], dtype=np.int64),
-        y_train=y_codes[train].copy(),
-        y_test=y_codes[test].copy(),
-        n_values=np.asarray(n_values, dtype=np.int64),
-        n_classes=schema.classes(name).size,
-        attributes=tuple(names),
-        classes=tuple(schema.classes(name).values),
-    )
-    return split, pd.DataFrame(info).set_index("attribute")
+    return _assemble(len(frame), train, test, columns, n_values, names, y_codes,
+                     schema.classes(name).size, schema.classes(name).values, info)
 
 
 def _categorical_codes(column: pd.Series) -> tuple[np.ndarray, int]:
@@ -419,17 +409,22 @@ def _encode(frame: pd.DataFrame, label: str, seed: int, test_size: float,
         n_values.append(n)
         names.append(str(name))
 
-    X = (np.column_stack(columns) if columns
-         else np.empty((len(frame), 0), dtype=np.int64))
+    return _assemble(len(frame), train, test, columns, n_values, names, y_codes,
+                     len(classes), classes.tolist(), info)
+
+
+def _assemble(n_rows, train, test, columns, n_values, names, y_codes, n_classes, classes, info):
+    """The Split of encoded ``columns`` over the ``train``/``test`` rows, and the encoding's description."""
+    X = np.column_stack(columns) if columns else np.empty((n_rows, 0), dtype=np.int64)
     split = Split(
         X_train=np.ascontiguousarray(X[train], dtype=np.int64),
         X_test=np.ascontiguousarray(X[test], dtype=np.int64),
         y_train=y_codes[train].copy(),
         y_test=y_codes[test].copy(),
         n_values=np.asarray(n_values, dtype=np.int64),
-        n_classes=len(classes),
+        n_classes=n_classes,
         attributes=tuple(names),
-        classes=tuple(classes.tolist()),
+        classes=tuple(classes),
     )
     return split, pd.DataFrame(info).set_index("attribute")
 
