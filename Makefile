@@ -11,7 +11,7 @@ SANITIZE  := tests/nbval_sanitize.cfg
 DIRICHLET_DATA_DIR ?= $(if $(wildcard ../shared/data/uci),$(abspath ../shared/data/uci))
 export DIRICHLET_DATA_DIR
 
-.PHONY: data book test notebooks check-sync unit nbval html browser benchmark clean lab pdf pdf-test
+.PHONY: data book test notebooks check-sync unit nbval nbval-fp html browser benchmark clean lab pdf pdf-test
 .DEFAULT_GOAL := test
 
 $(STAMP): requirements.txt pyproject.toml
@@ -28,7 +28,7 @@ html: $(STAMP)
 	$(BIN)/jupyter-book build -W --keep-going --all .
 
 ## test: every check CI runs, in order
-test: data check-sync unit nbval html browser
+test: data check-sync unit nbval nbval-fp html browser
 	@echo "make test: all checks passed"
 
 ## data: the eight UCI datasets of Table 1, verified (from DIRICHLET_DATA_DIR, the cache, or UCI)
@@ -54,6 +54,20 @@ unit: $(STAMP)
 ## (c) re-execute every notebook and compare its outputs with the stored ones
 nbval: $(STAMP)
 	$(BIN)/python -m pytest -q --nbval notebooks/ --nbval-sanitize-with $(SANITIZE) -n 2 --dist loadfile
+
+## (c') nbval again on a second floating-point path, against the same stored outputs: every
+## transcendental result of numpy, scipy.special and math moved by one ulp (tools/fp_nudge,
+## FP_NUDGE=up|down|mixed) and, on a CPU with AVX-512, numpy's AVX-512 kernels disabled (the
+## AVX2/libm path of other x86-64 CPUs). A stored number that hinges on last bits fails here.
+FP_NUDGE ?= up
+NBVAL_FILES ?= notebooks/
+nbval-fp: $(STAMP)
+	@off=$$($(BIN)/python -c "from numpy._core._multiarray_umath import __cpu_features__ as f, __cpu_dispatch__ as d; \
+	  print(' '.join(x for x in d if f.get(x) and (x.startswith('AVX512') or x == 'X86_V4')))"); \
+	echo "nbval-fp: transcendental results moved $(FP_NUDGE) by one ulp; numpy kernels disabled: $${off:-none (no AVX-512)}"; \
+	NPY_DISABLE_CPU_FEATURES="$$off" DIRICHLET_FP_NUDGE=$(FP_NUDGE) PYTHONPATH="$(CURDIR)/tools/fp_nudge" \
+	  $(BIN)/python -m pytest -q -p no:cacheprovider --nbval $(NBVAL_FILES) --nbval-sanitize-with $(SANITIZE) \
+	  -n 2 --dist loadfile
 
 ## (e) headless Chromium renders the built pages with typeset math and no network
 browser: $(STAMP)

@@ -369,37 +369,19 @@ def optimal_order(epsilon_hat, delta, counts, *, n_releases=1, l2_sq=2.0, linf=1
         return _choice(dp_to_rdp(eps_hat, lam, delta, n_releases=n), lam, l2_sq, linf, counts)
 
 
-def search_order(epsilon_hat, delta, objective, *, lam_max=None, grid_size=128, xatol=1e-10):
+def search_order(epsilon_hat, delta, objective, *, lam_max=None, grid_size=128):
     """The order :math:`\\lambda` in :math:`(\\lambda_0, \\lambda_{\\max}]` that minimises ``objective(lam)``.
 
     The search behind :func:`optimal_order`,
     :func:`lib.approximate_dp.model_order` and
-    :func:`lib.approximate_dp.rdp_gaussian_sigma`. Every order above
-    :math:`\\lambda_0` (:func:`min_order`) can meet the target
-    :math:`(\\hat\\varepsilon, \\delta)`; the search runs over :math:`u =
-    \\log(\\lambda - \\lambda_0)`: a grid of ``grid_size`` points from
-    :math:`10^{-9}\\lambda_0` to :math:`\\lambda_{\\max} - \\lambda_0`, then a
-    bounded scalar search (scipy's ``minimize_scalar``, absolute tolerance
-    ``xatol`` on :math:`u`) between the neighbours of the best grid point; the
-    better of the two wins. The grid is the safeguard: unimodality of the
-    objective is observed, not proved.
-
-    Parameters
-    ----------
-    epsilon_hat, delta : float
-        The target :math:`(\\hat\\varepsilon, \\delta)`, already validated.
-    objective : callable
-        ``objective(lam)`` for an array of orders, returning an array of the
-        same shape.
-    lam_max : float, optional
-        Largest order searched; default :math:`1/\\delta`.
-    grid_size : int, default 128
-    xatol : float, default 1e-10
+    :func:`lib.approximate_dp.rdp_gaussian_sigma`: :func:`search_order_many` for
+    one target. ``objective(lam)`` takes a 1-D array of orders and returns an
+    array of the same shape.
 
     Returns
     -------
     lam : float
-        The best order found.
+        The chosen order.
     value : float
         ``objective(lam)``.
 
@@ -408,112 +390,61 @@ def search_order(epsilon_hat, delta, objective, *, lam_max=None, grid_size=128, 
     ValueError
         When no order up to ``lam_max`` meets the target.
     """
-    from scipy import optimize  # imported where used: about 0.4 s at start-up otherwise
-
-    lam_max = 1 / delta if lam_max is None else lam_max
-    lam0 = min_order(epsilon_hat, delta)
-    if not lam0 * (1 + 1e-9) < lam_max:
-        raise ValueError(
-            f"no order in (1, lam_max = {lam_max:g}] meets epsilon_hat = {epsilon_hat:g}, delta = {delta:g}: "
-            f"the smallest feasible order is {lam0:.6g}; raise lam_max (default 1/delta) or epsilon_hat"
-        )
-
-    def of_u(u):
-        return objective(lam0 + np.exp(u))
-
-    grid = np.linspace(np.log(1e-9 * lam0), np.log(lam_max - lam0), int(grid_size))
-    values = of_u(grid)
-    best = int(np.argmin(values))
-    lo, hi = grid[max(best - 1, 0)], grid[min(best + 1, grid.size - 1)]
-    refined = optimize.minimize_scalar(lambda u: float(of_u(u)), bounds=(lo, hi), method="bounded",
-                                       options={"xatol": xatol})
-    u, value = (refined.x, refined.fun) if refined.fun < values[best] else (grid[best], values[best])
-    return lam0 + float(np.exp(u)), float(value)
+    lam, value = search_order_many([epsilon_hat], delta, lambda lam, which: np.asarray(objective(lam[0]))[None],
+                                   lam_max=lam_max, grid_size=grid_size)
+    return float(lam[0]), float(value[0])
 
 
-#: Constants of the bounded scalar search (Brent's golden-section and parabola
-#: steps), the values scipy's ``minimize_scalar(method="bounded")`` uses.
-_GOLDEN = 0.5 * (3.0 - np.sqrt(5.0))
-_SQRT_EPS = np.sqrt(2.2e-16)
-#: Cap on the objective evaluations of one bounded search (scipy's default).
-_MAX_BOUNDED_EVALUATIONS = 500
+#: Points of each refinement stage of the order search (odd: the centre is a point).
+_REFINE_POINTS = 33
+#: Refinement stages after the first grid: each spans the two grid steps around
+#: the chosen point, so the last step is (2 / 32)^3 of the first one, about 6e-5
+#: in log(lambda - lambda_0) for the default grid.
+_REFINE_STAGES = 3
+#: Objective values within this relative distance of the minimum count as tied;
+#: the smallest tied order is chosen (see :func:`search_order_many`).
+ORDER_TIE_RTOL = 1e-9
 
 
-def _bounded_minimum(func, lo, hi, xatol):
-    """Minima of many scalar functions on their intervals, searched in lockstep.
+def _first_near_minimum(values, rtol):
+    """Per row, the first index whose value is within ``rtol`` (relative) of the row's minimum.
 
-    Brent's bounded minimisation (golden-section steps, parabolic steps where
-    the last three points allow one), the steps of scipy's
-    ``minimize_scalar(method="bounded")`` for each element on its own: element
-    ``i`` takes exactly the steps of a scalar search on ``[lo[i], hi[i]]``, and
-    stops when its own interval is within ``xatol`` (or after
-    :data:`_MAX_BOUNDED_EVALUATIONS` evaluations, as scipy does). ``func(x,
-    which)`` evaluates the functions of the elements ``which`` at ``x``, both
-    1-D. Returns the best points and their values, arrays of ``lo``'s shape.
+    NaN counts as worse than every number. A plain ``argmin`` of a flat
+    objective picks between points whose values differ only in their last bits,
+    which differ between CPUs; this choice changes only when a value crosses the
+    threshold ``min * (1 + rtol)``, which rounding (about 1e-15) almost never does.
     """
-    a, b = np.array(lo, float), np.array(hi, float)
-    x = a + _GOLDEN * (b - a)  # the best point so far
-    w, v = x.copy(), x.copy()  # the second and third best
-    fx = np.asarray(func(x, np.arange(x.size)), float).copy()
-    fw, fv = fx.copy(), fx.copy()
-    step, prev = np.zeros_like(x), np.zeros_like(x)  # the last step and the one before
-    count = np.ones(x.size, int)
-    for _ in range(_MAX_BOUNDED_EVALUATIONS):
-        mid = 0.5 * (a + b)
-        tol1 = _SQRT_EPS * np.abs(x) + xatol / 3.0
-        tol2 = 2.0 * tol1
-        act = np.flatnonzero((np.abs(x - mid) > tol2 - 0.5 * (b - a)) & (count < _MAX_BOUNDED_EVALUATIONS))
-        if not act.size:
-            break
-        xa, wa, va, fxa, fwa, fva = x[act], w[act], v[act], fx[act], fw[act], fv[act]
-        aa, ba, ma, t1, t2 = a[act], b[act], mid[act], tol1[act], tol2[act]
-        ea, rat = prev[act], step[act]
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            tried = np.abs(ea) > t1  # a parabola through the three best points
-            rr = (xa - wa) * (fxa - fva)
-            q = (xa - va) * (fxa - fwa)
-            p = (xa - va) * q - (xa - wa) * rr
-            q = 2.0 * (q - rr)
-            p = np.where(q > 0.0, -p, p)
-            q = np.abs(q)
-            accept = tried & (np.abs(p) < np.abs(0.5 * q * ea)) & (p > q * (aa - xa)) & (p < q * (ba - xa))
-            parabolic = (p + 0.0) / q
-            near_end = ((xa + parabolic) - aa < t2) | (ba - (xa + parabolic) < t2)
-            toward = np.sign(ma - xa) + ((ma - xa) == 0)
-            parabolic = np.where(near_end, t1 * toward, parabolic)
-        golden_e = np.where(xa >= ma, aa - xa, ba - xa)
-        new_e = np.where(accept, np.where(tried, rat, ea), golden_e)
-        rat = np.where(accept, parabolic, _GOLDEN * golden_e)
-        sign = np.sign(rat) + (rat == 0)
-        u = xa + sign * np.maximum(np.abs(rat), t1)
-        fu = np.asarray(func(u, act), float)
-        count[act] += 1
-        better = fu <= fxa
-        right = u >= xa
-        a[act] = np.where(better, np.where(right, xa, aa), np.where(right, aa, u))
-        b[act] = np.where(better, np.where(right, ba, xa), np.where(right, u, ba))
-        second = ~better & ((fu <= fwa) | (wa == xa))
-        third = ~better & ~second & ((fu <= fva) | (va == xa) | (va == wa))
-        v[act] = np.where(better | second, wa, np.where(third, u, va))
-        fv[act] = np.where(better | second, fwa, np.where(third, fu, fva))
-        w[act] = np.where(better, xa, np.where(second, u, wa))
-        fw[act] = np.where(better, fxa, np.where(second, fu, fwa))
-        x[act] = np.where(better, u, xa)
-        fx[act] = np.where(better, fu, fxa)
-        step[act], prev[act] = rat, new_e
-    return x, fx
+    values = np.where(np.isnan(values), np.inf, values)
+    low = values.min(axis=1)
+    threshold = low + rtol * np.abs(np.where(np.isfinite(low), low, 0.0))
+    return np.argmax(values <= threshold[:, None], axis=1)
 
 
-def search_order_many(epsilon_hats, delta, objective, *, lam_max=None, grid_size=128, xatol=1e-10):
-    """:func:`search_order` for many targets :math:`\\hat\\varepsilon_i` at one :math:`\\delta`, vectorised.
+def search_order_many(epsilon_hats, delta, objective, *, lam_max=None, grid_size=128):
+    """The best order of each of many targets :math:`(\\hat\\varepsilon_i, \\delta)`, on fixed grids.
 
-    The same search, target by target (the smallest order :math:`\\lambda_0`,
-    the grid in :math:`\\log(\\lambda - \\lambda_0)`, the bounded refinement between
-    the neighbours of the best grid point), with the objective evaluated for all
-    targets in one call per step: ``objective(lam, which)`` returns the values of
-    the targets ``which`` (1-D integer array) at orders ``lam`` of shape
-    ``(len(which),)`` or ``(len(which), n)``. Each target's search is the one
-    :func:`search_order` would run (same grid, same refinement steps).
+    Every order above :math:`\\lambda_0` (:func:`min_order`) meets the target,
+    and the guarantee holds at whichever is used: the order serves only the
+    utility. It is therefore chosen on *grids fixed by the public inputs*, the
+    same on every machine, rather than by an iterative minimiser whose stopping
+    point moves with the last bits of the objective (a flat minimum turns
+    one-ulp differences of ``exp`` and ``log`` between CPUs into different
+    orders, and a different order into a different random stream). In :math:`u =
+    \\log(\\lambda - \\lambda_0)`:
+
+    1. ``grid_size`` equally spaced points from :math:`\\log(10^{-9}\\lambda_0)` to
+       :math:`\\log(\\lambda_{\\max} - \\lambda_0)`;
+    2. three times: 33 equally spaced points across the two steps around the chosen point.
+
+    At each stage the chosen point is the *smallest* order whose objective is
+    within :data:`ORDER_TIE_RTOL` (relative) of the stage's minimum, so near-ties
+    are broken the same way everywhere. The last step is about 6e-5 in
+    :math:`u` for the default grid: the chosen objective is within a few times
+    :data:`ORDER_TIE_RTOL` of its minimum. The grid is also the safeguard: unimodality of the
+    objective is observed, not proved. The objective is evaluated for all
+    targets in one call per stage: ``objective(lam, which)`` returns the values of
+    the targets ``which`` (1-D integer array) at the orders ``lam`` of shape
+    ``(len(which), n)``.
 
     Parameters
     ----------
@@ -522,13 +453,15 @@ def search_order_many(epsilon_hats, delta, objective, *, lam_max=None, grid_size
     delta : float
         Already validated.
     objective : callable
-    lam_max, grid_size, xatol
-        As in :func:`search_order`.
+    lam_max : float, optional
+        Largest order searched; default :math:`1/\\delta`.
+    grid_size : int, default 128
+        Points of the first grid.
 
     Returns
     -------
     lam, value : ndarray
-        The best order of each target and its objective.
+        The chosen order of each target and its objective.
 
     Raises
     ------
@@ -544,14 +477,15 @@ def search_order_many(epsilon_hats, delta, objective, *, lam_max=None, grid_size
                 f"no order in (1, lam_max = {lam_max:g}] meets epsilon_hat = {e:g}, delta = {delta:g}: "
                 f"the smallest feasible order is {l0:.6g}; raise lam_max (default 1/delta) or epsilon_hat"
             )
-    grid = np.stack([np.linspace(np.log(1e-9 * l0), np.log(lam_max - l0), int(grid_size)) for l0 in lam0])
-    values = np.asarray(objective(lam0[:, None] + np.exp(grid), np.arange(eps.size)), float)
-    best = np.argmin(values, axis=1)
     rows = np.arange(eps.size)
-    lo = grid[rows, np.maximum(best - 1, 0)]
-    hi = grid[rows, np.minimum(best + 1, grid.shape[1] - 1)]
-    u, value = _bounded_minimum(lambda x, which: objective(lam0[which] + np.exp(x), which), lo, hi, xatol)
-    at_grid = ~(value < values[rows, best])
-    u = np.where(at_grid, grid[rows, best], u)
-    value = np.where(at_grid, values[rows, best], value)
-    return lam0 + np.exp(u), value
+    lo, hi = np.log(1e-9 * lam0), np.log(lam_max - lam0)
+    grid = lo[:, None] + (hi - lo)[:, None] * np.linspace(0.0, 1.0, int(grid_size))
+    for stage in range(_REFINE_STAGES + 1):
+        values = np.asarray(objective(lam0[:, None] + np.exp(grid), rows), float)
+        best = _first_near_minimum(values, ORDER_TIE_RTOL)
+        if stage == _REFINE_STAGES:
+            break
+        centre, step = grid[rows, best], grid[:, 1] - grid[:, 0]
+        left, right = np.maximum(centre - step, lo), np.minimum(centre + step, hi)
+        grid = left[:, None] + (right - left)[:, None] * np.linspace(0.0, 1.0, _REFINE_POINTS)
+    return lam0 + np.exp(grid[rows, best]), values[rows, best]

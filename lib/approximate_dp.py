@@ -227,7 +227,7 @@ def model_order(epsilon_hat, delta, histograms, *, n_releases, grid_size=128) ->
         return total_expected_kl(rows, r, alpha)  # validates, and raises as it always did
 
     with blame_target(eps, dlt):
-        lam, _ = search_order(eps, dlt, loss, grid_size=grid_size, xatol=1e-8)
+        lam, _ = search_order(eps, dlt, loss, grid_size=grid_size)
         level = float(dp_to_rdp(eps, lam, dlt, n_releases=m))
         r, alpha = calibrate(level, lam, L2_SQ, LINF)
         return OrderChoice(lam, float(r), float(alpha), level, float(total_expected_kl(rows, r, alpha)))
@@ -288,7 +288,7 @@ def _order_search(targets, dlt, rows, m, grid_size):
         return _summed_kl_distinct(distinct, r, alpha)
 
     with np.errstate(all="ignore"):
-        lam, _ = search_order_many(eps, dlt, loss, grid_size=grid_size, xatol=1e-8)
+        lam, _ = search_order_many(eps, dlt, loss, grid_size=grid_size)
         level = np.array([float(dp_to_rdp(e, l, dlt, n_releases=m)) for e, l in zip(targets, lam)])
         r, alpha = calibrate(level, lam, L2_SQ, LINF)
         kl = total_expected_kl(rows, r, alpha)
@@ -483,7 +483,7 @@ def rdp_gaussian_sigma(epsilon_hat, delta, sensitivity, *, grid_size=256):
     :math:`\\sigma^2 = \\lambda\\Delta^2 / (2\\,\\varepsilon(\\lambda))` with
     :math:`\\varepsilon(\\lambda)` = ``dp_to_rdp(epsilon_hat, lam, delta)``. The
     order is chosen to minimise :math:`\\sigma` (grid in
-    :math:`\\log(\\lambda - \\lambda_0)`, then a bounded scalar search). A valid
+    :math:`\\log(\\lambda - \\lambda_0)`, then two finer grids, :func:`lib.accounting.search_order`). A valid
     but looser calibration than :func:`analytic_gaussian_sigma`, kept for the
     comparison.
     """

@@ -271,7 +271,8 @@ def event_power_law(a, b, i=0):
 def event_threshold(a, b, epsilon, i=0):
     """The threshold :math:`t^*` below which :math:`\\Pr_a[y_i < t] > e^\\varepsilon \\Pr_b[y_i < t]`.
 
-    Requires :math:`a_i < b_i` and :math:`a_0 - a_i \\ge b_0 - b_i`: the marginal
+    Requires :math:`a_i < b_i` and :math:`a_0 - a_i \\ge b_0 - b_i` (the latter to
+    a relative 1e-12, the rounding of the sums): the marginal
     density ratio :math:`\\propto y^{a_i - b_i} (1 - y)^{(a_0 - a_i) - (b_0 - b_i)}`
     is then strictly decreasing, so the ratio of the distribution functions is
     non-increasing in :math:`t` (monotone likelihood ratio), tends to 1 as
@@ -301,7 +302,10 @@ def event_threshold(a, b, epsilon, i=0):
     i = _coordinate(i, a.size)
     epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
     (pa, qa), (pb, qb) = _marginal(a, i), _marginal(b, i)
-    if not (pa < pb and qa >= qb):
+    # a_0 - a_i and b_0 - b_i are equal for a move to bin i; computed as sums of
+    # rounded parameters they may differ by a few ulps either way (and which way
+    # differs between CPUs), so equality is accepted to 1e-12 relative.
+    if not (pa < pb and qa >= qb * (1 - 1e-12)):
         raise ValueError(
             "event_threshold needs a_i < b_i and a_0 - a_i >= b_0 - b_i (b has one more record in bin i); "
             f"got a_i = {pa:g}, b_i = {pb:g}, a_0 - a_i = {qa:g}, b_0 - b_i = {qb:g}"

@@ -218,7 +218,8 @@ def smooth_sensitivity_beta(ls, gamma) -> np.ndarray:
     t = gamma * np.arange(ls.shape[0])
     left = np.maximum.accumulate(log_ls + t) - t
     right = np.maximum.accumulate((log_ls - t)[::-1])[::-1] + t
-    return np.exp(np.maximum(left, right))
+    # (log LS + t) - t may round below log LS, and exp(log LS) below LS: S >= LS is kept exactly
+    return np.maximum(np.exp(np.maximum(left, right)), ls)
 
 
 def smooth_sensitivity(ls, cand, gamma) -> np.ndarray:
@@ -234,7 +235,8 @@ def smooth_sensitivity(ls, cand, gamma) -> np.ndarray:
     if cand.shape[0] > MAX_CANDIDATES:
         raise ValueError(f"cand has {cand.shape[0]} rows; the dense maximum allows at most {MAX_CANDIDATES}")
     dist = np.abs(cand[:, None, :] - cand[None, :, :]).sum(axis=-1) / 2
-    return np.exp((np.log(ls)[None, :] - gamma * dist).max(axis=1))
+    # exp(log LS) may round below LS: S >= LS is kept exactly
+    return np.maximum(np.exp((np.log(ls)[None, :] - gamma * dist).max(axis=1)), ls)
 
 
 def smooth_sensitivity_brute_beta(prior, n, gamma) -> np.ndarray:

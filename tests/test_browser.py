@@ -355,3 +355,22 @@ def test_captions_carry_no_book_numbers_and_exercises_render():
             exercises += written
     # Not vacuous: the book has captioned figures and exercises to check.
     assert captions >= 10 and exercises >= 10, (captions, exercises)
+
+
+def test_no_page_or_download_shows_a_path_of_the_build_machine():
+    """Issue 29: without a repository address the clone command is a placeholder, never this tree's path.
+
+    The landing page and the note opening every downloaded chapter (.ipynb and .md) tell the
+    reader how to clone; a build with no ``repository.url`` used to print ``git clone /abs/path``.
+    """
+    if not (HTML / "index.html").exists():
+        pytest.fail(f"no built book at {HTML}: run `make html` first")
+    sys_path = str(ROOT)
+    files = [HTML / "book" / "intro.html"] + sorted((HTML / "_sources").rglob("*.ipynb")) + sorted(
+        (HTML / "_sources" / "notebooks").glob("*.md"))
+    assert len(files) > 2 * 10
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert sys_path not in text, f"{path.relative_to(HTML)} shows the build path {sys_path}"
+        assert not re.search(r"git clone (?:/|\.\.?/|file:)", text), f"{path.relative_to(HTML)} clones a local path"
+        assert "git clone" in text, f"{path.relative_to(HTML)} lost its clone command"

@@ -399,3 +399,23 @@ def test_plot_grid_tick_labels_are_legible_in_the_column(metric, n_datasets, mod
         wide, _ = plt.subplots(2, 4, figsize=(4 * 2.6, 5.2))
         assert min(_displayed_tick_px(wide)) < LEGIBLE * BODY_PX
     plt.close("all")
+
+
+def test_budget_keys_do_not_hinge_on_the_last_bit():
+    """Issue 29: a budget one CPU computes a few ulps away from another's draws from the same stream.
+
+    The fifth point of np.logspace(-3, 1, 10) is 0x1.eb18f59ead9cap-5 with numpy's AVX-512
+    power and 0x1.eb18f59ead9cbp-5 with libm's; keyed by repr, the two machines drew the whole
+    cell from different streams. Every grid the book runs, moved by up to 4 ulps, keeps its key.
+    """
+    from lib.experiments.grid import DEFAULT_EPSILONS, DP_BN_EPSILONS, DP_NB_EPSILONS, budget_key
+
+    a, b = float.fromhex("0x1.eb18f59ead9cap-5"), float.fromhex("0x1.eb18f59ead9cbp-5")
+    assert repr(a) != repr(b) and budget_key(a) == budget_key(b)
+    grids = [DEFAULT_EPSILONS, DP_NB_EPSILONS, DP_BN_EPSILONS, np.logspace(-3, 1, 10),
+             np.geomspace(np.logspace(-3, 1, 10)[7], np.logspace(-3, 1, 10)[8], 8)]
+    for grid in grids:
+        for eps in grid:
+            moved = eps + np.arange(-4, 5) * np.spacing(eps)
+            assert {budget_key(m) for m in moved} == {budget_key(eps)}
+    assert cell_seed(1, "d", "m", a).spawn_key == cell_seed(1, "d", "m", b).spawn_key

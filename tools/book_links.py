@@ -5,9 +5,11 @@ every link to the repository: ``repository.url`` in ``_config.yml``.
 
 * **Clone command.** The token ``@REPOSITORY_URL@`` in a page (the landing page's "How to rerun
   it") becomes the repository's address, and ``@REPOSITORY_FOLDER@`` the folder that ``git clone``
-  makes. The address is ``repository.url`` when set; otherwise the ``origin`` remote of the
-  working tree the book is built from; otherwise the working tree's own path (a clone command
-  that works on the machine that built the book). It is never a placeholder.
+  makes. The address is ``repository.url`` when set, otherwise the ``origin`` remote of the
+  working tree when that is a network address (``https://...``, ``git@host:...``). Never a path
+  of the machine that built the book: without an address the command shows the placeholders
+  :data:`PLACEHOLDER_URL` and :data:`PLACEHOLDER_FOLDER`, and the token ``@REPOSITORY_NOTE@``
+  (empty otherwise) becomes a sentence that says so and where the address is set.
 * **Header buttons.** The repository and issue buttons and the launch buttons configured under
   ``launch_buttons`` (Binder) are turned on only when ``repository.url`` is set: without it they
   would point nowhere (and sphinx-book-theme fails on launch buttons without a repository).
@@ -37,6 +39,18 @@ REPOSITORY_BUTTONS = ("use_repository_button", "use_issues_button")
 #: The launch services that need a repository (``launch_buttons`` in ``_config.yml``).
 LAUNCH_KEYS = ("binderhub_url", "jupyterhub_url", "colab_url", "deepnote_url", "jupyterlite_url")
 
+#: What the clone command shows when the build has no repository address.
+PLACEHOLDER_URL = "<repository-url>"
+PLACEHOLDER_FOLDER = "<folder-it-creates>"
+NOTE_TOKEN = "@REPOSITORY_NOTE@"
+MISSING_URL_NOTE = (
+    "This copy of the book was built without a repository address, so the command above shows "
+    f"`{PLACEHOLDER_URL}` in its place: use the address of the book's repository (whoever builds "
+    "the book sets it as `repository.url` in `_config.yml`)."
+)
+#: Addresses a reader elsewhere can clone: a URL with a scheme and a host, or scp-like user@host:path.
+NETWORK_ADDRESS = re.compile(r"^(?:(?:https?|ssh|git)://[^/\s]+/\S+|[\w.-]+@[\w.-]+:\S+)$")
+
 NOTE = (
     "**What this chapter needs.** It is a chapter of *{title}* and imports `lib`, the Python "
     "package of the book's repository; the chapters with experiments also read the UCI data. "
@@ -44,7 +58,7 @@ NOTE = (
     "included:\n\n"
     "```bash\ngit clone {url} && cd {folder}\nmake lab    # JupyterLab on the chapters\n```\n\n"
     "(`make lab` creates the environment `.venv` from `requirements.txt` on first use; "
-    "see the README's section \"Run a chapter yourself\".)"
+    "see the README's section \"Run a chapter yourself\".){note}"
 )
 
 
@@ -55,7 +69,7 @@ def configured_url(app: Sphinx) -> str:
 
 
 def clone_url(app: Sphinx) -> str:
-    """The address for ``git clone``: the configured URL, the origin remote, or the tree's path."""
+    """The address for ``git clone``: the configured URL, a network origin remote, or ``""``."""
     url = configured_url(app)
     if url:
         return url
@@ -63,11 +77,12 @@ def clone_url(app: Sphinx) -> str:
     try:
         origin = subprocess.run(["git", "-C", str(root), "remote", "get-url", "origin"],
                                 capture_output=True, text=True, timeout=10)
-        if origin.returncode == 0 and origin.stdout.strip():
-            return origin.stdout.strip()
+        remote = origin.stdout.strip() if origin.returncode == 0 else ""
+        if NETWORK_ADDRESS.match(remote):
+            return remote
     except (OSError, subprocess.SubprocessError):
         pass
-    return str(root.resolve())
+    return ""
 
 
 def clone_folder(url: str) -> str:
@@ -94,15 +109,20 @@ def gate_buttons(app: Sphinx, config) -> None:
         launch["thebe"] = False
         options["launch_buttons"] = launch
     url_for_clone = clone_url(app)
-    app.book_links = {"url": url_for_clone, "folder": clone_folder(url_for_clone)}  # type: ignore[attr-defined]
+    if url_for_clone:
+        links = {"url": url_for_clone, "folder": clone_folder(url_for_clone), "note": ""}
+    else:
+        links = {"url": PLACEHOLDER_URL, "folder": PLACEHOLDER_FOLDER, "note": MISSING_URL_NOTE}
+    app.book_links = links  # type: ignore[attr-defined]
 
 
 def fill_tokens(app: Sphinx, docname: str, source: list[str]) -> None:
     """Replace the clone-command tokens in a page's source (code blocks included)."""
     text = source[0]
-    if URL_TOKEN in text or FOLDER_TOKEN in text:
+    if URL_TOKEN in text or FOLDER_TOKEN in text or NOTE_TOKEN in text:
         links = app.book_links  # type: ignore[attr-defined]
-        source[0] = text.replace(URL_TOKEN, links["url"]).replace(FOLDER_TOKEN, links["folder"])
+        source[0] = (text.replace(URL_TOKEN, links["url"]).replace(FOLDER_TOKEN, links["folder"])
+                     .replace(NOTE_TOKEN, links["note"]))
 
 
 def _markdown_twin(app: Sphinx, pagename: str) -> Path | None:
@@ -137,7 +157,8 @@ def write_downloads(app: Sphinx, exception) -> None:
     if exception is not None or app.builder.name != "html":
         return
     links = app.book_links  # type: ignore[attr-defined]
-    note = NOTE.format(title=app.config.html_title or app.config.project, **links)
+    note = NOTE.format(title=app.config.html_title or app.config.project, url=links["url"],
+                       folder=links["folder"], note=" " + links["note"] if links["note"] else "")
     sources = Path(app.outdir) / "_sources"
     for docname in sorted(app.env.found_docs):
         twin = _markdown_twin(app, docname)

@@ -54,9 +54,23 @@ def _key(text: str) -> int:
     return zlib.crc32(text.encode())
 
 
+def budget_key(epsilon: float) -> str:
+    """The budget as a seed key: ``epsilon`` to 12 significant digits.
+
+    A budget grid such as ``np.logspace(-3, 1, 10)`` is computed with ``power``,
+    whose last bit differs between CPUs (numpy's AVX-512 kernel gives
+    ``0x1.eb18f59ead9cap-5`` for the fifth point, libm ``...9cbp-5``). Keyed by
+    the exact value, one CPU drew the whole cell from another random stream; to
+    12 digits both are ``0.0599484250319``. (A value within an ulp of a 12-digit
+    rounding boundary would still split; ``tests/test_experiments.py`` checks that
+    the book's grids are far from one.)
+    """
+    return format(float(epsilon), ".12g")
+
+
 def cell_seed(seed: int, dataset: str, model: str, epsilon: float) -> np.random.SeedSequence:
-    """The seed sequence of one (dataset, model, epsilon) cell of a grid."""
-    return np.random.SeedSequence(seed, spawn_key=(_key(dataset), _key(model), _key(repr(float(epsilon)))))
+    """The seed sequence of one (dataset, model, epsilon) cell of a grid (budget by :func:`budget_key`)."""
+    return np.random.SeedSequence(seed, spawn_key=(_key(dataset), _key(model), _key(budget_key(epsilon))))
 
 
 class NaiveBayesTask:
