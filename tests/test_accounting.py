@@ -9,6 +9,11 @@ from dp_accounting.rdp import rdp_privacy_accountant
 from lib import calibrate, rdp_epsilon, rdp_to_dp
 from lib.accounting import ORDER_TIE_RTOL
 
+#: The order search's documented accuracy (lib.accounting.search_order_many): the chosen
+#: objective is within about 1e-4 (relative) of the minimum; it trades the last digits of
+#: a flat minimum for a choice that is the same on every CPU (issue 29).
+ORDER_LOSS_RTOL = 1e-4
+
 
 def _grid():
     rng = np.random.default_rng(20230214)
@@ -172,9 +177,10 @@ def test_optimal_order_beats_a_dense_grid(eps_hat, counts):
     delta = 1e-5
     choice = optimal_order(eps_hat, delta, counts)
     lam_grid, loss_grid = _dense_grid_minimum(eps_hat, delta, counts, 1)
-    # near-ties (1e-9 relative, each of four stages) go to the smaller order (issue 29)
-    assert choice.expected_kl <= loss_grid * (1 + 4 * ORDER_TIE_RTOL)
-    assert choice.lam == pytest.approx(lam_grid, rel=2e-3)
+    assert choice.expected_kl <= loss_grid * (1 + ORDER_LOSS_RTOL)
+    # near-ties (1e-6 relative) go to the smaller order (issue 29): on a flat minimum the order
+    # is a few percent from the dense grid's argmin, at the same loss
+    assert choice.lam == pytest.approx(lam_grid, rel=5e-2)
     assert rdp_to_dp(choice.epsilon, choice.lam, delta) == pytest.approx(eps_hat, rel=1e-9)
     r, alpha = calibrate(choice.epsilon, choice.lam)
     assert (choice.r, choice.alpha) == (pytest.approx(r, rel=1e-14), pytest.approx(alpha, rel=1e-14))
@@ -191,7 +197,7 @@ def test_optimal_order_with_composed_releases():
         expected, order = rdp_privacy_accountant.compute_epsilon([choice.lam], [total], delta)
         assert order == choice.lam and expected == pytest.approx(eps_hat, rel=1e-9)
         lam_grid, loss_grid = _dense_grid_minimum(eps_hat, delta, PAPER_COUNTS, n)
-        assert choice.expected_kl <= loss_grid * (1 + 4 * ORDER_TIE_RTOL)
+        assert choice.expected_kl <= loss_grid * (1 + ORDER_LOSS_RTOL)
     assert choices[0].r > choices[1].r > choices[2].r
     assert choices[0].expected_kl < choices[1].expected_kl < choices[2].expected_kl
 
@@ -259,7 +265,7 @@ def test_search_order_ignores_last_bit_differences():
 
 
 def test_search_order_is_near_the_true_minimum():
-    """The grid's choice is within the tie tolerance (four stages) of a tight minimisation of the objective."""
+    """The grid's choice is within the documented 1e-4 (relative) of a tight minimisation of the objective."""
     from scipy import optimize
 
     from lib.accounting import min_order, search_order
@@ -270,7 +276,7 @@ def test_search_order_is_near_the_true_minimum():
         ref = optimize.minimize_scalar(lambda u: _kl_like_loss(lam0 + np.exp(u), e),
                                        bounds=(np.log(1e-9 * lam0), np.log(1e5 - lam0)),
                                        method="bounded", options={"xatol": 1e-12})
-        assert value <= ref.fun + 4 * ORDER_TIE_RTOL * abs(ref.fun)
+        assert value <= ref.fun * (1 + ORDER_LOSS_RTOL)
 
 
 def test_search_order_breaks_ties_at_the_smallest_order():

@@ -50,7 +50,8 @@ def _install(mode: str) -> None:
     import numpy as np
 
     if mode not in ("up", "down", "mixed"):
-        raise ValueError(f"DIRICHLET_FP_NUDGE must be 'up', 'down' or 'mixed', got {mode!r}")
+        # SystemExit, not ValueError: Python reports an exception in sitecustomize and goes on
+        raise SystemExit(f"DIRICHLET_FP_NUDGE must be 'up', 'down' or 'mixed', got {mode!r}")
 
     def nudge_values(values):
         """``values`` (a float ndarray) moved by one ulp, integers and non-finite kept."""
