@@ -137,7 +137,8 @@ def test_model_order_meets_the_target_and_beats_a_grid():
     lam0 = min_order(eps, DELTA)
     lams = lam0 + np.logspace(-6, 5, 2000)
     r, alpha = calibrate(dp_to_rdp(eps, lams, DELTA, n_releases=m), lams)
-    assert choice.expected_kl <= total_expected_kl(tables, r, alpha).min() * (1 + 1e-9)
+    # within the order search's stated accuracy, 1e-4 (lib.accounting.search_order_many, issue 29)
+    assert choice.expected_kl <= total_expected_kl(tables, r, alpha).min() * (1 + 1e-4)
 
 
 def test_dirichlet_order_rules():
