@@ -231,15 +231,21 @@ def labels(value, name: str, n_classes: int) -> np.ndarray:
 
 
 def generator(rng) -> np.random.Generator:
-    """A ``numpy.random.Generator`` from a generator, a non-negative integer seed or None."""
-    if rng is None or isinstance(rng, np.random.Generator):
+    """A ``numpy.random.Generator`` from what ``numpy.random.default_rng`` takes.
+
+    A generator, a bit generator, a seed sequence, a non-negative integer seed or
+    None (fresh entropy); a generator is returned as it is (its stream goes on).
+    """
+    if rng is None or isinstance(rng, (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence)):
         return np.random.default_rng(rng)
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, (bool, np.bool_)) and rng >= 0:
         return np.random.default_rng(int(rng))
     if not isinstance(rng, (int, np.integer)) or isinstance(rng, (bool, np.bool_)):
-        raise ArgumentTypeError(f"rng must be a numpy.random.Generator, a non-negative integer seed or None; "
+        raise ArgumentTypeError(f"rng must be a numpy.random.Generator, BitGenerator or SeedSequence, a "
+                                f"non-negative integer seed or None; "
                                 f"got {type(rng).__name__} {rng!r:.60}")
-    raise ValueError(f"rng must be a numpy.random.Generator, a non-negative integer seed or None; got {rng!r}")
+    raise ValueError(f"rng must be a numpy.random.Generator, BitGenerator or SeedSequence, a non-negative "
+                     f"integer seed or None; got {rng!r}")
 
 
 def brentq(func, lo, hi, what: str, **kwargs) -> float:

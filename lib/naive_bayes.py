@@ -312,14 +312,22 @@ class PrivateNaiveBayes:
     lam : float, default 5.0
         Renyi order :math:`\\lambda` (Section 5.1 uses 5).
     random_state : int, numpy.random.Generator or None
-        Source of the mechanism's noise (and of the random guesses of a
-        mechanism that releases uniform tables).
+        Source of the mechanism's noise. Consumed by :meth:`fit`: the release
+        draws from it once and ``random_state`` is then set to None, so that a
+        fitted model (in memory or pickled) holds no seed and no generator from
+        which its noise could be replayed (see Notes). A generator passed here
+        stays the caller's, and so does the duty to keep it secret.
 
     Attributes
     ----------
     calibration_ : lib.protocol.ModelCalibration
-    class_count_ : ndarray, shape (d,)
-    feature_count_ : list of ndarray, shape (d, n_k)
+        The per-release mechanisms and the guarantee they meet (public: a
+        function of ``epsilon``, ``lam``, the domain and the number of rows).
+    n_values_ : ndarray of int, shape (K,)
+        The public domain sizes.
+    n_classes_ : int
+        The public number of classes.
+    classes_ : ndarray, shape (d,)
     class_log_prior_ : ndarray, shape (d,)
         Log of the released class prior.
     feature_log_prob_ : list of ndarray, shape (d, n_k)
@@ -328,6 +336,14 @@ class PrivateNaiveBayes:
 
     Notes
     -----
+    A fitted model stores only what was released (the two attributes above
+    ending in ``log_prior_`` and ``log_prob_``), the public domain and the
+    calibration: no exact count and no generator state survive :meth:`fit`.
+    Either would undo the guarantee. The exact counts are the data's
+    sufficient statistics, and with the generator (or its seed) rewound, the
+    release can be replayed from each candidate data set, and only the true one
+    reproduces it bit for bit.
+
     Released log-probabilities are finite. The Gaussian and Laplace outputs are
     clipped at a positive floor (:func:`lib.baselines.clip_and_normalise`). A
     Dirichlet draw is a vector of independent Gamma variables divided by their sum,
@@ -417,12 +433,11 @@ class PrivateNaiveBayes:
                     "or pass n_classes to declare a public domain with empty classes)")
         elif n_classes is None:
             n_classes = 2
-        rng = _validate.generator(self.random_state)
-        self.class_count_, self.feature_count_ = count(X, y, n_values, n_classes)
-        self.n_values_ = np.asarray(n_values, dtype=np.int64)
-        self.n_classes_ = int(n_classes)
-        self.classes_ = np.arange(self.n_classes_)
-        spec = model_spec(self.n_values_, self.n_classes_, len(y_arr))
+        _validate.generator(self.random_state)   # a bad random_state is refused before anything else
+        # the exact counts stay local to fit: they are never stored (see the class Notes)
+        class_counts, feature_counts = count(X, y, n_values, n_classes)
+        n_values = np.asarray(n_values, dtype=np.int64)
+        spec = model_spec(n_values, int(n_classes), len(y_arr))
         if cls.private and self.epsilon is None:
             raise ValueError(f"epsilon is required for the {cls.name!r} mechanism")
         calibration = cls.calibrate_rdp(self.epsilon if cls.private else 1.0, self.lam, spec)
@@ -431,12 +446,15 @@ class PrivateNaiveBayes:
                 f"{missing} must be given (or a public schema) for the private {cls.name!r} mechanism: "
                 "a domain inferred from the training data is a function of the private data and "
                 "is not covered by the mechanism's guarantee")
+        # the seed or generator is consumed here: the fitted model keeps no generator state
+        rng, self.random_state = _validate.generator(self.random_state), None
+        prior, tables = release_parameters(class_counts, feature_counts, calibration, n_draws=1, rng=rng)
         self.calibration_ = calibration
-        prior, tables = release_parameters(self.class_count_, self.feature_count_, self.calibration_,
-                                           n_draws=1, rng=rng)
+        self.n_values_ = n_values
+        self.n_classes_ = int(n_classes)
+        self.classes_ = np.arange(self.n_classes_)
         self.class_log_prior_ = prior[0]
         self.feature_log_prob_ = [t[0] for t in tables]
-        self._rng = rng
         return self
 
     def _check_X(self, X):
@@ -455,16 +473,31 @@ class PrivateNaiveBayes:
         out = self.predict_log_proba(X)
         return np.exp(out, out=out)
 
-    def predict(self, X):
+    def predict(self, X, rng=None):
         """The most probable class, the first one on ties.
 
-        A model whose mechanism releases uniform tables (``uninformative``, the
-        "Random" model) guesses a class uniformly at random for every row
-        instead (its posterior is uniform, so the tie rule would always answer 0).
+        Parameters
+        ----------
+        X : array_like of int, shape (n, K)
+        rng : int, numpy.random.Generator or None
+            Used only by a model whose mechanism releases uniform tables
+            (``uninformative``, the "Random" model). Its posterior is uniform, so
+            the tie rule would always answer 0. It guesses a class uniformly at
+            random for every row instead, drawn from ``rng`` (None: fresh
+            entropy; a seed makes the guesses reproducible). The fitted model keeps
+            no generator, so the guesses come from the caller. Every other model
+            predicts deterministically (the non-private ``"mle"`` included).
+
+        Returns
+        -------
+        ndarray of int, shape (n,)
         """
         X = self._check_X(X)
-        if getattr(get(self.mechanism), "uninformative", False):
-            return self._rng.integers(self.n_classes_, size=X.shape[0])
+        uninformative = getattr(get(self.mechanism), "uninformative", False)
+        if rng is not None or uninformative:   # a bad rng is refused whatever the model
+            rng = _validate.generator(rng)
+        if uninformative:
+            return rng.integers(self.n_classes_, size=X.shape[0])
         # the unnormalised scores order the classes as the posterior does; one chunk at a time
         X, prior, weights, n_values = _model(X, self.class_log_prior_[None],
                                              [t[None] for t in self.feature_log_prob_], self.n_values_)
