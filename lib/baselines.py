@@ -24,7 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import _validate
-from .approximate_dp import analytic_gaussian_sigma, classical_gaussian_sigma, laplace_dp_scale
+from .approximate_dp import (analytic_gaussian_delta, analytic_gaussian_sigma, classical_gaussian_sigma,
+                           laplace_dp_scale)
 from .protocol import L1, L2_SQ, ModelCalibration, Mechanism, NotPrivate, PureDP, RenyiDP, register
 
 #: Floor, in units of counts, at which noisy counts are clipped before they are
@@ -559,7 +560,11 @@ class ClassicalGaussianMechanism(GaussianMechanism):
     """The Gaussian mechanism with the classical :math:`\\sigma = \\sqrt{2\\log(1.25/\\delta)}\\Delta_2/\\hat\\varepsilon`.
 
     For comparison only: the classical bound is proved for :math:`\\hat\\varepsilon < 1`
-    and fails above (:func:`lib.approximate_dp.analytic_gaussian_delta` measures by how much).
+    (Dwork and Roth 2014, Theorem A.1) and fails above
+    (:func:`lib.approximate_dp.analytic_gaussian_delta` measures by how much:
+    at :math:`\\hat\\varepsilon = 20` the exact :math:`\\delta` of this
+    :math:`\\sigma` is about 150 times the target). :meth:`calibrate_dp` reports a
+    target with :math:`\\hat\\varepsilon \\ge 1` as not attained.
     """
 
     name, label = "gaussian_classical", "Gaussian (classical)"
@@ -569,6 +574,32 @@ class ClassicalGaussianMechanism(GaussianMechanism):
     @classmethod
     def for_release_rdp(cls, epsilon, lam, spec, index):
         raise ValueError("the 'gaussian_classical' mechanism has no RDP calibration")
+
+    @classmethod
+    def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
+        """The classical :math:`\\sigma` at the joint sensitivity :math:`\\sqrt{2m}`, where its theorem holds.
+
+        Attained only for :math:`\\hat\\varepsilon < 1`, the range of the
+        classical theorem, and only if the exact :math:`\\delta` of the
+        :math:`\\sigma` (:func:`lib.approximate_dp.analytic_gaussian_delta`) is
+        at most ``delta``. Otherwise ``attained`` is False, ``releases`` is
+        empty, and ``parameters`` holds the ``reason``, the formula's
+        ``sigma`` (not used) and its exact ``delta_exact``. Bad arguments raise.
+        """
+        sensitivity = float(np.sqrt(L2_SQ * spec.n_releases))
+        sigma = classical_gaussian_sigma(epsilon_hat, delta, sensitivity)   # validates epsilon_hat and delta
+        eps, dlt = float(epsilon_hat), float(delta)
+        exact = float(analytic_gaussian_delta(sigma, eps, sensitivity))
+        params = {"sigma": sigma, "delta_exact": exact}
+        if eps >= 1.0:
+            reason = (f"the classical Gaussian bound is proved for epsilon_hat < 1 only; got epsilon_hat = {eps:g} "
+                      f"(its sigma = {sigma:.6g} has exact delta {exact:.3g}, {exact / dlt:.3g} times the target)")
+            return ModelCalibration(cls.name, False, (), dict(params, reason=reason))
+        if not exact <= dlt:
+            reason = f"the classical sigma = {sigma:.6g} has exact delta {exact:.3g} above the target {dlt:g}"
+            return ModelCalibration(cls.name, False, (), dict(params, reason=reason))
+        mech = cls.from_sigma(sigma, floor=cls.clip_floor)
+        return ModelCalibration(cls.name, True, (mech,) * spec.n_releases, params)
 
 
 class _Estimate(Mechanism):

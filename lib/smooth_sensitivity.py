@@ -43,6 +43,9 @@ a Cauchy release, which both rules are checked against.
 
 from __future__ import annotations
 
+import hashlib
+from typing import NamedTuple
+
 import numpy as np
 
 from . import _validate
@@ -55,21 +58,105 @@ RULES = ("theorem2", "printed")
 
 _BLOCK = 512
 
+#: Smallest positive normal double: a sensitivity below it has lost its relative precision.
+_TINY = float(np.finfo(float).tiny)
 
-def _sample(x, lower, upper):
-    """Sorted float sample and scalar bounds, validated."""
+
+def _bounds(lower, upper):
+    """Scalar bounds ``lower < upper`` whose width ``upper - lower`` is a finite double."""
     lower = _validate.scalar(_validate.in_range(lower, "lower", -np.inf, np.inf, open_low=True), "lower")
     upper = _validate.scalar(_validate.in_range(upper, "upper", -np.inf, np.inf, open_low=True), "upper")
     if not upper > lower:
         raise ValueError(f"upper must exceed lower; got lower={lower:g}, upper={upper:g}")
+    width = upper - lower
+    if not np.isfinite(width):
+        raise ValueError(f"upper - lower must be a finite double; got lower={lower:g}, upper={upper:g}")
+    return lower, upper, width
+
+
+def _sample(x, lower, upper):
+    """Sorted float sample and scalar bounds, validated."""
+    lower, upper, _ = _bounds(lower, upper)
     x = _validate.in_range(x, "x", lower, upper, open_low=False, open_high=False)
     if x.ndim != 1 or x.size < 2:
         raise ValueError(f"x must be a 1-D sample of at least 2 values; got shape {x.shape}")
     return np.sort(x), lower, upper
 
 
+def _unit(x, lower, upper):
+    """The sorted sample in units of the width, ``(x - lower) / (upper - lower)`` in ``[0, 1]``.
+
+    The sensitivities of the variance and the standard deviation are computed
+    on this scale and multiplied back (by the width or its square): sums of
+    squares of raw values would overflow, underflow or cancel (values near
+    1e8 in a range of width 1 lose every digit of their variance).
+    """
+    return np.clip((x - lower) / (upper - lower), 0.0, 1.0)
+
+
+def _positive(value, what: str, lower, upper):
+    """``value`` if every entry is a finite positive normal double; else a ValueError naming the bounds.
+
+    A sensitivity that underflows to 0 (or into the subnormal range, where it
+    has lost its relative precision) would give noise of scale 0; one that
+    overflows would give infinite noise. Both are refused.
+    """
+    arr = np.asarray(value, dtype=float)
+    if not (np.all(np.isfinite(arr)) and np.all(arr >= _TINY)):
+        raise ValueError(f"{what} is not a positive normal double for lower={lower:g}, upper={upper:g} "
+                         f"(got {float(np.min(arr)) if np.all(np.isfinite(arr)) else float(np.max(arr)):g}); "
+                         "rescale the data so that upper - lower is nearer 1")
+    return value
+
+
 def _beta(beta):
     return _validate.scalar(_validate.positive(beta, "beta"), "beta")
+
+
+def fingerprint(kind: str, x, lower, upper, *options) -> str:
+    """A hash of a sorted sample, its bounds and the options of a sensitivity computation.
+
+    The key of a stored profile (:class:`StdProfile`) and of the caches of
+    :func:`lib.gaussian_naive_bayes.fit_statistics`: an entry is found only
+    for the sample, bounds and options it was computed for, so a profile or
+    cache filled on other data cannot lower the noise of this data.
+
+    Parameters
+    ----------
+    kind : str
+        What is stored (``"std"``, ``"trimmed"``).
+    x : ndarray
+        The sorted sample, as floats.
+    lower, upper : float
+    *options
+        Further values the stored result depends on (their ``repr`` is hashed).
+
+    Returns
+    -------
+    str
+        A hexadecimal digest (BLAKE2b, 160 bits).
+    """
+    h = hashlib.blake2b(digest_size=20)
+    h.update(repr((kind, float(lower), float(upper), np.shape(x), options)).encode())
+    h.update(np.ascontiguousarray(x, dtype=np.float64).tobytes())
+    return h.hexdigest()
+
+
+class StdProfile(NamedTuple):
+    """The profile :math:`\\hat A^{(0)}, \\hat A^{(1)}, \\ldots` of :func:`smooth_sensitivity_std_profile`.
+
+    Attributes
+    ----------
+    key : str
+        :func:`fingerprint` of the sample, bounds, ``resolution`` and
+        ``max_distance`` it was computed for; a profile is accepted only for
+        the same ones.
+    values : ndarray
+        :math:`\\hat A^{(k)}`, :math:`k = 0, 1, \\ldots`, in units of ``upper - lower``.
+    """
+
+    key: str
+    values: np.ndarray
 
 
 def cauchy_privacy_loss(slide, dilation):
@@ -143,22 +230,33 @@ def calibrate(epsilon, rule: str = "theorem2"):
     if rule not in RULES:
         raise ValueError(f"rule must be one of {RULES}; got {rule!r}")
     beta = epsilon / (2.0 * (GAMMA + 1.0))
-    if rule == "theorem2":
-        return beta, 2.0 * (GAMMA + 1.0) / epsilon
-    return beta, float(np.sqrt(2.0)) / epsilon
+    with np.errstate(over="ignore"):
+        multiplier = (2.0 * (GAMMA + 1.0) if rule == "theorem2" else float(np.sqrt(2.0))) / epsilon
+    if not (np.isfinite(multiplier) and beta > 0):
+        raise ValueError(f"epsilon must give a finite noise multiplier and a positive beta; got epsilon={epsilon:g}")
+    return beta, multiplier
 
 
 # --------------------------------------------------------------------------- mean
 def global_sensitivity_mean(n, lower, upper):
-    """Global sensitivity :math:`(U - L)/n` of the mean of :math:`n` values in :math:`[L, U]`."""
+    """Global sensitivity :math:`(U - L)/n` of the mean of :math:`n` values in :math:`[L, U]`.
+
+    Raises
+    ------
+    ValueError
+        If ``upper <= lower``, a bound is not finite, or the result is not a
+        positive normal double (a width so small that the sensitivity underflows).
+    """
     n = _validate.integer(n, "n", 1)
-    return (float(upper) - float(lower)) / n
+    lower, upper, width = _bounds(lower, upper)
+    return float(_positive(width / n, "the global sensitivity of the mean", lower, upper))
 
 
 def local_sensitivity_mean(x, lower, upper):
     """:math:`LS(x) = \\max(U - x_{(1)}, x_{(n)} - L)/n` for the mean (replace one value by a bound)."""
     x, lower, upper = _sample(x, lower, upper)
-    return float(max(upper - x[0], x[-1] - lower) / x.size)
+    return float(_positive(max(upper - x[0], x[-1] - lower) / x.size, "the local sensitivity of the mean",
+                           lower, upper))
 
 
 def smooth_sensitivity_mean(x, lower, upper, beta):
@@ -177,17 +275,20 @@ def smooth_sensitivity_mean(x, lower, upper, beta):
     """
     beta = _beta(beta)
     x, lower, upper = _sample(x, lower, upper)
-    return float(max(local_sensitivity_mean(x, lower, upper), np.exp(-beta) * (upper - lower) / x.size))
+    return float(_positive(max(local_sensitivity_mean(x, lower, upper), np.exp(-beta) * (upper - lower) / x.size),
+                           "the smooth sensitivity of the mean", lower, upper))
 
 
 # ------------------------------------------------------------------ trimmed mean
 def trimmed_mean(x, m):
     """Mean of the sorted sample without its ``m`` smallest and ``m`` largest values (Definition 4.1)."""
-    x = np.sort(np.asarray(x, dtype=float))
+    x = _validate.in_range(x, "x", -np.inf, np.inf, open_low=True)
+    if x.ndim != 1 or x.size < 1:
+        raise ValueError(f"x must be a non-empty 1-D sample; got shape {x.shape}")
     m = _validate.integer(m, "m", 0)
     if 2 * m >= x.size:
         raise ValueError(f"m must be below n/2 = {x.size / 2:g}; got {m}")
-    return float(x[m:x.size - m].mean())
+    return float(np.sort(x)[m:x.size - m].mean())
 
 
 def trimmed_mean_sensitivity_at_distance(x, lower, upper, m, k):
@@ -196,7 +297,27 @@ def trimmed_mean_sensitivity_at_distance(x, lower, upper, m, k):
     With the sorted sample extended by :math:`x_{(i)} = L` for :math:`i \\le 0`
     and :math:`x_{(i)} = U` for :math:`i > n`,
     :math:`A^{(k)}(x) = \\max_{0 \\le l \\le k+1} (x_{(n-m+1+k-l)} - x_{(m+1-l)})/(n - 2m)`.
-    Vectorised over ``k``.
+    A term with :math:`l > m + 1` has the same lower end :math:`L` as
+    :math:`l = m + 1` and a lower upper end, so :math:`l \\le m + 1` suffices;
+    from :math:`k = 2m + 1` on, :math:`l = m + 1` reaches from :math:`L` to
+    :math:`U` and :math:`A^{(k)} = (U - L)/(n - 2m)`. Vectorised over ``k``
+    (:math:`O(m)` passes, memory linear in the number of ``k``).
+
+    Parameters
+    ----------
+    x : array_like, shape (n,)
+        The sample, every value in ``[lower, upper]``.
+    lower, upper : float
+        Public bounds.
+    m : int
+        Values trimmed at each end, :math:`0 \\le 2m < n`.
+    k : int or array_like of int
+        Distances, non-negative.
+
+    Returns
+    -------
+    ndarray
+        :math:`A^{(k)}` with the shape of ``k`` (at least 1-D).
     """
     x, lower, upper = _sample(x, lower, upper)
     n = x.size
@@ -204,16 +325,16 @@ def trimmed_mean_sensitivity_at_distance(x, lower, upper, m, k):
     if 2 * m >= n:
         raise ValueError(f"m must be below n/2 = {n / 2:g}; got {m}")
     k = np.atleast_1d(np.asarray(k))
-    if k.dtype.kind not in "iu" or k.min() < 0:
-        raise ValueError("k must hold non-negative integers")
+    if k.dtype.kind not in "iu":
+        raise _validate.ArgumentTypeError(f"k must hold non-negative integers; got dtype {k.dtype}")
+    if k.size == 0 or k.min() < 0:
+        raise ValueError("k must hold at least one distance, every one a non-negative integer")
+    kc = np.minimum(k, 2 * m + 1).astype(np.int64)   # A^(k) is constant from k = 2m + 1 on
     ext = np.concatenate([[lower], x, [upper]])   # ext[i] = x_(i) for i = 0 .. n+1
-
-    kk = k.reshape(-1, 1)
-    ell = np.arange(int(k.max()) + 2)[None, :]
-    upper_i = np.clip(n - m + 1 + kk - ell, 0, n + 1)
-    lower_i = np.clip(m + 1 - ell, 0, n + 1)
-    diff = np.where(ell <= kk + 1, ext[upper_i] - ext[lower_i], -np.inf)
-    out = diff.max(axis=1).reshape(k.shape)
+    out = np.full(kc.shape, -np.inf)
+    for ell in range(m + 2):
+        diff = ext[np.minimum(n - m + 1 + kc - ell, n + 1)] - ext[max(m + 1 - ell, 0)]
+        out = np.where(ell <= kc + 1, np.maximum(out, diff), out)
     return out / (n - 2 * m)
 
 
@@ -221,15 +342,24 @@ def smooth_sensitivity_trimmed_mean(x, lower, upper, m, beta):
     """:math:`\\beta`-smooth sensitivity of the ``m``-trimmed mean (Bun and Steinke 2019).
 
     :math:`\\max_k e^{-k\\beta} A^{(k)}(x)` with
-    :func:`trimmed_mean_sensitivity_at_distance`; for :math:`k \\ge m + 1`
-    every difference reaches from :math:`L` to :math:`U`, so the maximum runs
-    over :math:`k \\le m + 1` only (:math:`O(m^2)` work).
+    :func:`trimmed_mean_sensitivity_at_distance`. :math:`A^{(k)}` is constant
+    from :math:`k = 2m + 1` on (it reaches from :math:`L` to :math:`U` there,
+    not before in general: ``x = (2, 2, 3, 3, 3, 4)`` on :math:`[0, 6]` with
+    :math:`m = 1` has :math:`A^{(2)} = 1 < A^{(3)} = 1.5`), so the maximum runs
+    over :math:`k \\le 2m + 1` (:math:`O(m^2)` work).
+
+    Raises
+    ------
+    ValueError
+        On bad input, or if the result is not a positive normal double (a
+        width or a ``beta`` so extreme that it underflows).
     """
     beta = _beta(beta)
     x, lower, upper = _sample(x, lower, upper)
-    ks = np.arange(_validate.integer(m, "m", 0) + 2)
+    ks = np.arange(2 * _validate.integer(m, "m", 0) + 2)
     a = trimmed_mean_sensitivity_at_distance(x, lower, upper, m, ks)
-    return float(np.max(np.exp(-beta * ks) * a))
+    return float(_positive(np.max(np.exp(-beta * ks) * a), "the smooth sensitivity of the trimmed mean",
+                           lower, upper))
 
 
 # ------------------------------------------------------- variance and std
@@ -239,9 +369,17 @@ def global_sensitivity_std(n, lower, upper):
     Centring is a projection, so replacing one value by :math:`\\Delta` moves the
     centred vector by at most :math:`|\\Delta|\\sqrt{(n-1)/n}`; equality when all
     other values sit at one bound.
+
+    Raises
+    ------
+    ValueError
+        If ``upper <= lower``, a bound is not finite, or the result is not a
+        positive normal double.
     """
     n = _validate.integer(n, "n", 2)
-    return (float(upper) - float(lower)) * np.sqrt(n - 1.0) / n
+    lower, upper, width = _bounds(lower, upper)
+    return float(_positive(width * (np.sqrt(n - 1.0) / n), "the global sensitivity of the standard deviation",
+                           lower, upper))
 
 
 def local_sensitivity_variance(x, lower, upper):
@@ -250,28 +388,51 @@ def local_sensitivity_variance(x, lower, upper):
     Replacing :math:`x_i` by :math:`v` changes the variance by
     :math:`\\frac{n-1}{n^2}[(v - \\mu_{-i})^2 - (x_i - \\mu_{-i})^2]`
     (:math:`\\mu_{-i}` the mean of the others), so the extreme :math:`v` are
-    :math:`L`, :math:`U` and :math:`\\mu_{-i}`.
+    :math:`L`, :math:`U` and :math:`\\mu_{-i}`. Computed in units of
+    :math:`U - L` and multiplied by :math:`(U - L)^2`.
     """
     x, lower, upper = _sample(x, lower, upper)
-    n = x.size
-    mu = (x.sum() - x) / (n - 1)
-    d_far = np.maximum(upper - mu, mu - lower) ** 2
-    d_now = (x - mu) ** 2
-    return float((n - 1) / n**2 * np.max(np.maximum(d_far - d_now, d_now)))
+    u = _unit(x, lower, upper)
+    n = u.size
+    mu = (u.sum() - u) / (n - 1)
+    d_far = np.maximum(1.0 - mu, mu) ** 2
+    d_now = (u - mu) ** 2
+    unit = float((n - 1) / n**2 * np.max(np.maximum(d_far - d_now, d_now)))
+    width = upper - lower
+    with np.errstate(over="ignore", under="ignore"):
+        value = unit * width * width
+    return float(_positive(value, "the local sensitivity of the variance", lower, upper))
 
 
 def local_sensitivity_std(x, lower, upper):
-    """Local sensitivity of the population standard deviation, exactly (same extreme :math:`v`)."""
+    """Local sensitivity of the population standard deviation, exactly (same extreme :math:`v`).
+
+    With :math:`\\mathrm{SSD}_{-i} = \\mathrm{SSD} - \\frac{n}{n-1}(x_i - \\bar x)^2`
+    the others' sum of squared deviations, replacing :math:`x_i` by :math:`v`
+    gives :math:`n\\,\\mathrm{sd}^2 = \\mathrm{SSD}_{-i} + \\frac{n-1}{n}(v - \\mu_{-i})^2`;
+    the largest change is at :math:`v \\in \\{L, U, \\mu_{-i}\\}`. Computed on
+    centred values in units of :math:`U - L` (raw sums of squares cancel or
+    overflow) and multiplied by :math:`U - L`.
+    """
     x, lower, upper = _sample(x, lower, upper)
-    n = x.size
-    s, q = x.sum(), (x * x).sum()
-    mu = (s - x) / (n - 1)
-    ssd_rest = np.maximum((q - x * x) - (s - x) ** 2 / (n - 1), 0.0)
-    sd = np.sqrt(max(q / n - (s / n) ** 2, 0.0))
+    u = _unit(x, lower, upper)
+    n = u.size
+    z = u - u.mean()
+    ssd = float(np.dot(z, z))
+    ssd_rest = np.maximum(ssd - n / (n - 1) * z * z, 0.0)
+    # The identity cancels only where one value carries almost all of the SSD, which is then the
+    # smallest or the largest (a value with others on both sides has SSD_{-i} >= z_i^2 / 2):
+    # recompute those two directly (u is sorted).
+    for i, rest in ((0, u[1:]), (n - 1, u[:-1])):
+        r = rest - rest.mean()
+        ssd_rest[i] = float(np.dot(r, r))
+    mu = (u.sum() - u) / (n - 1)
+    sd = np.sqrt(ssd / n)
     c = (n - 1) / n
-    far = np.sqrt((ssd_rest + c * np.maximum(upper - mu, mu - lower) ** 2) / n)
+    far = np.sqrt((ssd_rest + c * np.maximum(1.0 - mu, mu) ** 2) / n)
     near = np.sqrt(ssd_rest / n)
-    return float(np.max(np.maximum(far - sd, sd - near)))
+    unit = float(np.max(np.maximum(far - sd, sd - near)))
+    return float(_positive(unit * (upper - lower), "the local sensitivity of the standard deviation", lower, upper))
 
 
 def _runs_candidates(x):
@@ -298,12 +459,30 @@ def min_ssd_windows(x, sizes):
 
     Parameters
     ----------
-    x : array_like
-        Sorted sample.
+    x : array_like, shape (n,)
+        Sorted sample of finite values.
     sizes : array_like of int
         Window sizes :math:`w \\in [1, n]`.
+
+    Returns
+    -------
+    ndarray, shape (len(sizes),)
     """
-    x = np.asarray(x, dtype=float)
+    x = _validate.in_range(x, "x", -np.inf, np.inf, open_low=True)
+    if x.ndim != 1 or x.size < 1:
+        raise ValueError(f"x must be a non-empty 1-D sample; got shape {x.shape}")
+    if np.any(np.diff(x) < 0):
+        raise ValueError("x must be sorted in increasing order")
+    sizes = np.atleast_1d(np.asarray(sizes))
+    if sizes.dtype.kind not in "iu" or sizes.ndim != 1:
+        raise _validate.ArgumentTypeError(f"sizes must be a 1-D array of integers; got {sizes.dtype} {sizes.shape}")
+    if sizes.size and (sizes.min() < 1 or sizes.max() > x.size):
+        raise ValueError(f"sizes must be window sizes in [1, {x.size}]; got {sizes.min()} .. {sizes.max()}")
+    return _min_ssd_windows(x, sizes.astype(np.int64))
+
+
+def _min_ssd_windows(x, sizes):
+    """:func:`min_ssd_windows` of a checked sorted float sample and checked int64 sizes."""
     n = x.size
     xc = x - x[n // 2]
     c1 = np.concatenate([[0.0], np.cumsum(xc)])
@@ -312,11 +491,11 @@ def min_ssd_windows(x, sizes):
     if 16 * starts.size >= n:
         # Few ties: gathering 2D candidates costs more than slicing all windows (measured), so slice.
         out = np.empty(len(sizes))
-        for i, w in enumerate(np.asarray(sizes, dtype=np.int64)):
+        for i, w in enumerate(sizes):
             s = c1[w:] - c1[:-w]
             out[i] = np.min((c2[w:] - c2[:-w]) - s * s / w)
         return np.maximum(out, 0.0)
-    w = np.asarray(sizes, dtype=np.int64)[:, None]
+    w = sizes[:, None]
     cand = np.concatenate([np.broadcast_to(starts, (w.shape[0], starts.size)), ends[None, :] - w + 1], axis=1)
     cand = np.clip(cand, 0, n - w)
     s = c1[cand + w] - c1[cand]
@@ -324,16 +503,84 @@ def min_ssd_windows(x, sizes):
     return np.maximum(np.min(q - s * s / w, axis=1), 0.0)
 
 
+def _h_unit(n, ssd):
+    """:func:`std_sensitivity_bound` for :math:`W = 1` (``ssd`` in units of :math:`W^2`), a stable form."""
+    c = (n - 1) / n
+    ssd = np.asarray(ssd, dtype=float)
+    return c / n / (np.sqrt((ssd + c) / n) + np.sqrt(ssd / n))
+
+
 def std_sensitivity_bound(n, lower, upper, ssd):
     """:math:`h(s) = \\sqrt{(s + cW^2)/n} - \\sqrt{s/n}`, :math:`c = (n-1)/n`, :math:`W = U - L`.
 
     Bounds the change of the standard deviation when one value is replaced, if
     the others have sum of squared deviations at least :math:`s`; decreasing in
-    :math:`s`, with :math:`h(0)` the global sensitivity.
+    :math:`s`, with :math:`h(0)` the global sensitivity. Evaluated as
+    :math:`W\\,h_1(s/W^2)` with :math:`h_1` the same function for :math:`W = 1`.
+
+    Parameters
+    ----------
+    n : int
+        Sample size, at least 2.
+    lower, upper : float
+        Public bounds, ``lower < upper``.
+    ssd : array_like
+        :math:`s \\ge 0`, finite.
+
+    Returns
+    -------
+    ndarray
     """
-    ssd = np.asarray(ssd, dtype=float)
-    cw2 = (n - 1) / n * (float(upper) - float(lower)) ** 2
-    return cw2 / n / (np.sqrt((ssd + cw2) / n) + np.sqrt(ssd / n))
+    n = _validate.integer(n, "n", 2)
+    lower, upper, width = _bounds(lower, upper)
+    ssd = _validate.nonnegative(ssd, "ssd")
+    with np.errstate(over="ignore"):
+        unit = _h_unit(n, ssd / width / width)
+    return _positive(width * unit, "the bound h(ssd) on the sensitivity of the standard deviation", lower, upper)
+
+
+def _at_distance_unit(u, ks, resolution):
+    """:math:`\\hat A^{(k)}` of a sorted sample ``u`` in ``[0, 1]`` (units of the width), checked ``ks``."""
+    n = u.size
+    w = np.maximum(n - 1 - ks, 1)
+    if resolution is None:
+        m = _min_ssd_windows(u, w)
+    else:
+        q = 1.0 / resolution
+        ur = q * np.floor(u / q)
+        m = np.maximum(np.sqrt(_min_ssd_windows(ur, w)) - q * np.sqrt(n), 0.0) ** 2
+    return _h_unit(n, m)
+
+
+def _resolution(resolution):
+    return None if resolution is None else _validate.integer(resolution, "resolution", 1)
+
+
+def _last(n, max_distance):
+    """:math:`K` of :func:`smooth_sensitivity_std`: ``max_distance`` capped at ``n`` (None is ``n``)."""
+    return n if max_distance is None else min(n, _validate.integer(max_distance, "max_distance", 0))
+
+
+def std_profile_key(x, lower, upper, *, resolution: int | None = None, max_distance: int | None = None) -> str:
+    """The :attr:`StdProfile.key` of the profile of ``x`` with these bounds and options.
+
+    For callers that keep profiles in a dictionary (the cache of
+    :func:`lib.gaussian_naive_bayes.fit_statistics`): keyed by this value, a
+    profile is found only for the sample and options it was computed for.
+    """
+    x, lower, upper = _sample(x, lower, upper)
+    return fingerprint("std", x, lower, upper, _resolution(resolution), _last(x.size, max_distance))
+
+
+def _distances(k):
+    """Distances ``k`` as a 1-D int64 array of non-negative integers."""
+    k = np.atleast_1d(np.asarray(k))
+    if k.dtype.kind not in "iu" or k.ndim != 1:
+        raise _validate.ArgumentTypeError(f"k must be a non-negative integer or a 1-D array of them; got "
+                                          f"{k.dtype} {k.shape}")
+    if k.size == 0 or k.min() < 0:
+        raise ValueError("k must hold at least one distance, every one a non-negative integer")
+    return k.astype(np.int64)
 
 
 def std_sensitivity_at_distance(x, lower, upper, k, *, resolution: int | None = None):
@@ -357,19 +604,14 @@ def std_sensitivity_at_distance(x, lower, upper, k, *, resolution: int | None = 
     :math:`\\ell_2`; the penalty :math:`q\\sqrt n` does not depend on :math:`w`,
     so the neighbour property survives). Then at most :math:`R + 1` distinct
     values enter :func:`min_ssd_windows`: fast on continuous data.
+
+    Computed in units of :math:`U - L` (the bound is homogeneous of degree 1)
+    and multiplied by :math:`U - L`.
     """
     x, lower, upper = _sample(x, lower, upper)
-    n = x.size
-    k = np.atleast_1d(np.asarray(k, dtype=np.int64))
-    w = np.maximum(n - 1 - k, 1)
-    if resolution is None:
-        m = min_ssd_windows(x, w)
-    else:
-        resolution = _validate.integer(resolution, "resolution", 1)
-        q = (upper - lower) / resolution
-        xr = lower + q * np.floor((x - lower) / q)
-        m = np.maximum(np.sqrt(min_ssd_windows(xr, w)) - q * np.sqrt(n), 0.0) ** 2
-    return std_sensitivity_bound(n, lower, upper, m)
+    ks = _distances(k)
+    unit = _at_distance_unit(_unit(x, lower, upper), ks, _resolution(resolution))
+    return _positive(unit * (upper - lower), "the sensitivity bound of the standard deviation", lower, upper)
 
 
 def smooth_sensitivity_std(x, lower, upper, beta, *, resolution: int | None = None,
@@ -405,6 +647,11 @@ def smooth_sensitivity_std(x, lower, upper, beta, *, resolution: int | None = No
     -------
     float
 
+    Raises
+    ------
+    ValueError
+        On bad input, or if the bound is not a positive normal double.
+
     Examples
     --------
     >>> x = np.linspace(0.0, 1.0, 101)
@@ -423,26 +670,61 @@ def smooth_sensitivity_std_profile(x, lower, upper, beta, profile=None, *, resol
     The profile does not depend on :math:`\\beta`: pass it back (with the same
     ``x``, bounds, ``resolution`` and ``max_distance``) to get the bound for
     another :math:`\\beta` without recomputing; it is extended only as far as
-    the new :math:`\\beta` needs.
+    the new :math:`\\beta` needs. A profile carries the :func:`fingerprint` of
+    the sample, bounds and options it was computed for and is refused for any
+    other (a profile of other data could give a smaller bound than this data
+    needs); its values must be finite and non-negative.
+
+    Parameters
+    ----------
+    x, lower, upper, beta, resolution, max_distance
+        As :func:`smooth_sensitivity_std`.
+    profile : StdProfile, optional
+        Returned by an earlier call with the same ``x``, bounds, ``resolution``
+        and ``max_distance``.
 
     Returns
     -------
-    float, ndarray
+    float, StdProfile
+
+    Raises
+    ------
+    TypeError
+        If ``profile`` is not a :class:`StdProfile`.
+    ValueError
+        If ``profile`` was computed for another sample, other bounds or other
+        options, or holds a value that is not finite and non-negative.
     """
     beta = _beta(beta)
     x, lower, upper = _sample(x, lower, upper)
     n = x.size
-    last = n if max_distance is None else min(n, _validate.integer(max_distance, "max_distance", 0))
-    gs = float(std_sensitivity_bound(n, lower, upper, 0.0))
+    resolution = _resolution(resolution)
+    last = _last(n, max_distance)
+    key = fingerprint("std", x, lower, upper, resolution, last)
+    if profile is None:
+        prof = np.empty(0)
+    else:
+        if not isinstance(profile, StdProfile):
+            raise _validate.ArgumentTypeError(f"profile must be a StdProfile returned by "
+                                              f"smooth_sensitivity_std_profile; got {type(profile).__name__}")
+        if profile.key != key:
+            raise ValueError("profile was computed for another sample, other bounds or another resolution or "
+                             "max_distance; pass the profile returned for this x and these options (or None)")
+        prof = _validate.nonnegative(profile.values, "profile.values")
+        if prof.ndim != 1:
+            raise ValueError(f"profile.values must be 1-D; got shape {prof.shape}")
+    u = _unit(x, lower, upper)
+    gs = float(_h_unit(n, 0.0))
     tail = float(np.exp(-beta * (last + 1)) * gs) if last < n else 0.0
-    prof = np.empty(0) if profile is None else np.asarray(profile, dtype=float)
     while True:
         k0 = prof.size
         best = max(tail, float(np.max(np.exp(-beta * np.arange(k0)) * prof))) if k0 else tail
         if k0 > last or best >= np.exp(-beta * k0) * gs:
-            return best, prof
+            value = _positive(best * (upper - lower), "the smooth sensitivity of the standard deviation",
+                              lower, upper)
+            return float(value), StdProfile(key, prof)
         ks = np.arange(k0, min(k0 + _BLOCK, last + 1))
-        prof = np.concatenate([prof, std_sensitivity_at_distance(x, lower, upper, ks, resolution=resolution)])
+        prof = np.concatenate([prof, _at_distance_unit(u, ks, resolution)])
 
 
 def smooth_sensitivity_std_naive(x, lower, upper, beta):
@@ -450,12 +732,13 @@ def smooth_sensitivity_std_naive(x, lower, upper, beta):
 
     The quadratic computation a direct reading of Theorem 7 suggests (all
     :math:`n - w + 1` windows for each of the :math:`n` sizes, no early stop);
-    kept for the tests and the benchmark.
+    kept for the tests and the benchmark. In units of :math:`U - L`, as the fast path.
     """
     beta = _beta(beta)
     x, lower, upper = _sample(x, lower, upper)
-    n = x.size
-    xc = x - x[n // 2]
+    u = _unit(x, lower, upper)
+    n = u.size
+    xc = u - u[n // 2]
     c1 = np.concatenate([[0.0], np.cumsum(xc)])
     c2 = np.concatenate([[0.0], np.cumsum(xc * xc)])
     best = 0.0
@@ -464,15 +747,23 @@ def smooth_sensitivity_std_naive(x, lower, upper, beta):
         s = c1[w:] - c1[:-w]
         q = c2[w:] - c2[:-w]
         m = max(float(np.min(q - s * s / w)), 0.0)
-        best = max(best, float(np.exp(-beta * k) * std_sensitivity_bound(n, lower, upper, m)))
-    return best
+        best = max(best, float(np.exp(-beta * k) * _h_unit(n, m)))
+    return float(_positive(best * (upper - lower), "the smooth sensitivity of the standard deviation",
+                           lower, upper))
 
 
 # ------------------------------------------------- the paper's variance recipe
+def _subset_args(x, k):
+    """Sorted finite 1-D sample and a subset size ``k`` in ``[1, n]``."""
+    x = _validate.in_range(x, "x", -np.inf, np.inf, open_low=True)
+    if x.ndim != 1 or x.size < 1:
+        raise ValueError(f"x must be a non-empty 1-D sample; got shape {x.shape}")
+    return np.sort(x), _validate.integer(k, "k", 1, x.size)
+
+
 def max_variance_subset(x, k):
     """Zafarani-Clifton Theorem 5: the ``k``-subset of largest variance, among the ``i`` smallest plus ``k - i`` largest."""
-    x = np.sort(np.asarray(x, dtype=float))
-    k = _validate.integer(k, "k", 1)
+    x, k = _subset_args(x, k)
     best = None
     for i in range(k + 1):
         sub = np.concatenate([x[:i], x[x.size - (k - i):]])
@@ -483,8 +774,7 @@ def max_variance_subset(x, k):
 
 def min_variance_subset(x, k):
     """Zafarani-Clifton Theorem 6: the ``k``-subset of smallest variance, a run of consecutive order statistics."""
-    x = np.sort(np.asarray(x, dtype=float))
-    k = _validate.integer(k, "k", 1)
+    x, k = _subset_args(x, k)
     variances = [x[i:i + k].var() for i in range(x.size - k + 1)]
     i = int(np.argmin(variances))
     return x[i:i + k]

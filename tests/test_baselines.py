@@ -197,3 +197,53 @@ def test_uniform_ignores_the_counts():
     assert repr(Uniform()) == "Uniform()" and Uniform.uninformative
     with pytest.raises(ValueError, match="counts"):
         Uniform().release([1.0])
+
+
+# ----------------------------------------------------------------------------- the classical Gaussian calibration
+
+def _exact_gaussian_delta(sigma, eps, sens):
+    """Balle and Wang (2018), Theorem 8, with scipy.stats.norm (independent of lib.approximate_dp)."""
+    from scipy.stats import norm
+
+    a, b = sens / (2 * sigma), eps * sigma / sens
+    return norm.cdf(a - b) - np.exp(eps) * norm.cdf(-a - b)
+
+
+def test_classical_gaussian_is_not_attained_at_epsilon_1_or_above():
+    # The classical bound is proved for eps_hat < 1. At eps_hat = 20 its sigma has exact delta about 150
+    # times the target, yet calibrate_dp reported attained=True; every eps_hat >= 1 is now not attained
+    # (no release objects, the reason stated), bad arguments still raise.
+    from lib.baselines import ClassicalGaussianMechanism
+    from lib.protocol import ReleaseSpec
+
+    spec = ReleaseSpec(((1, 2), (2, 3), (2, 4)), 100)
+    sens = np.sqrt(2.0 * spec.n_releases)
+    cal = ClassicalGaussianMechanism.calibrate_dp(20.0, 1e-5, spec)
+    assert _exact_gaussian_delta(cal.parameters["sigma"], 20.0, sens) > 100 * 1e-5
+    for eps in (1.0, 1.5, 8.0, 20.0):
+        cal = ClassicalGaussianMechanism.calibrate_dp(eps, 1e-5, spec)
+        assert not cal.attained and cal.releases == () and "epsilon_hat < 1" in cal.parameters["reason"]
+        assert cal.parameters["delta_exact"] == pytest.approx(
+            _exact_gaussian_delta(cal.parameters["sigma"], eps, sens), rel=1e-6, abs=1e-300)
+    with pytest.raises(ValueError, match="epsilon_hat"):
+        ClassicalGaussianMechanism.calibrate_dp(-1.0, 1e-5, spec)
+    with pytest.raises(ValueError, match="delta"):
+        ClassicalGaussianMechanism.calibrate_dp(0.5, 1.5, spec)
+
+
+@pytest.mark.parametrize("delta", [1e-10, 1e-5, 1e-2, 0.3])
+def test_classical_gaussian_attained_below_1_meets_the_exact_delta(delta):
+    # Where it is attained, the exact delta of its sigma (computed here with scipy, not by the code under
+    # test) is within the target, for every eps_hat < 1 of a grid up to 0.999 and several model sizes.
+    from lib.baselines import ClassicalGaussianMechanism
+    from lib.protocol import ReleaseSpec
+
+    for m in (1, 3, 14):
+        spec = ReleaseSpec(((1, 2),) * m, 100)
+        for eps in (1e-3, 0.05, 0.3, 0.7, 0.9, 0.999):
+            cal = ClassicalGaussianMechanism.calibrate_dp(eps, delta, spec)
+            assert cal.attained and len(cal.releases) == m
+            sigma = cal.parameters["sigma"]
+            assert sigma == pytest.approx(np.sqrt(2 * np.log(1.25 / delta)) * np.sqrt(2.0 * m) / eps, rel=1e-14)
+            assert cal.releases[0].sigma == sigma
+            assert _exact_gaussian_delta(sigma, eps, np.sqrt(2.0 * m)) <= delta

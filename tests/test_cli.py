@@ -6,7 +6,9 @@ The command line loads the real data through each task's ``load``; the fixture
 """
 
 import json
+import os
 import re
+import stat
 import subprocess
 import sys
 
@@ -62,6 +64,11 @@ def usage_error(capsys, argv):
     (["--n-repeats", "0"], "must be at least 1"),
     (["--n-repeats", "two"], "expected a whole number"),
     (["--n-epsilons", "0"], "must be at least 1"),
+    (["--n-epsilons", "1e9"], "expected a whole number"),
+    (["--n-epsilons", "1000000000"], "must be at most 1000"),      # ran out of memory (or hung)
+    (["--n-repeats", "100000"], "must be at most 10000"),
+    (["--seed", "-1"], "must be at least 0"),                      # was a traceback from SeedSequence
+    (["--seed", "1.5"], "expected a whole number"),
     (["--delta", "0"], r"must be in \(0, 1\)"),
     (["--delta", "1"], r"must be in \(0, 1\)"),
     (["--delta", "1.5"], r"must be in \(0, 1\)"),
@@ -87,6 +94,41 @@ def test_out_that_is_a_file_and_missing_arguments(tmp_path, capsys, no_grid):
     usage_error(capsys, ["run", "--model", "naive-bayes", "--privacy", "zcdp", "--out", str(tmp_path)])
 
 
+def test_out_under_a_file_is_a_usage_error(tmp_path, capsys, no_grid):
+    # --out results.csv/sub: the folder cannot be created; it was a NotADirectoryError traceback after the run.
+    target = tmp_path / "results.csv"
+    target.write_text("keep me")
+    err = usage_error(capsys, ["run", "--model", "naive-bayes", "--out", str(target / "sub" / "deeper")])
+    assert f"{target} is a file, not a folder" in err and target.read_text() == "keep me"
+
+
+def test_a_failure_to_write_after_the_run_is_a_clean_error(tmp_path, capsys, synthetic_data, monkeypatch):
+    def failing(path, write):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(cli, "_write_atomic", failing)
+    assert main(command(tmp_path, "--n-epsilons", "1", "--n-repeats", "1", "--datasets", "germancredit",
+                        "--mechanisms", "mle")) == 2
+    err = capsys.readouterr().err
+    assert "error: --out" in err and "Permission denied" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o077], ids=oct)
+def test_results_are_written_with_the_users_umask(tmp_path, synthetic_data, umask):
+    # The temporary files of mkstemp are 0600 and were renamed as they were; a result file gets the mode
+    # of any new file, 0666 less the umask.
+    old = os.umask(umask)
+    try:
+        assert main(command(tmp_path, "--n-epsilons", "1", "--n-repeats", "1", "--datasets", "germancredit",
+                            "--mechanisms", "mle", "--figures")) == 0
+    finally:
+        os.umask(old)
+    files = list((tmp_path / "out").iterdir())
+    assert len(files) == 6                                       # csv, json, two figures in two formats
+    for f in files:
+        assert stat.S_IMODE(f.stat().st_mode) == 0o666 & ~umask, f.name
+
+
 @pytest.mark.parametrize("model, extra", [
     ("naive-bayes", ["--mechanisms", "gohari"]),               # no RDP calibration
     ("naive-bayes", ["--mechanisms", "gaussian_classical"]),   # no RDP calibration
@@ -97,10 +139,11 @@ def test_a_combination_the_grid_cannot_run_is_a_usage_error(tmp_path, capsys, no
     usage_error(capsys, command(tmp_path, *extra, model=model))
 
 
-def test_usage_error_from_a_real_process(tmp_path):
+@pytest.mark.parametrize("extra, option", [(["--n-repeats", "0"], "--n-repeats"), (["--seed", "-1"], "--seed")])
+def test_usage_error_from_a_real_process(tmp_path, extra, option):
     done = subprocess.run([sys.executable, "-m", "lib.experiments", "run", "--model", "naive-bayes", "--out",
-                           str(tmp_path), "--n-repeats", "0"], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and "Traceback" not in done.stderr and "--n-repeats" in done.stderr
+                           str(tmp_path), *extra], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr and option in done.stderr
 
 
 # ----------------------------------------------------------------------------- what a run writes

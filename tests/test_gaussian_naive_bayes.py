@@ -7,6 +7,7 @@ from sklearn.naive_bayes import CategoricalNB, GaussianNB
 
 from lib import gaussian_naive_bayes as gnb
 from lib import smooth_sensitivity as ss
+from lib.protocol import NotPrivate, PureDP
 
 
 def _data(n=600, seed=0):
@@ -134,3 +135,223 @@ def test_validation():
         gnb.fit_statistics(X_cat, X_num, y, [4, 3], 3, BOUNDS, epsilon=0.0)
     with pytest.raises(ValueError, match="bounds must be given"):
         gnb.MixedNaiveBayes("zc").fit(X_num, y)
+
+
+# ----------------------------------------------------------------------------- the stated guarantee
+
+def _cauchy_sup_log_ratio(m1, s1, m2, s2):
+    """sup_z log(p1(z) / p2(z)) for Cauchy(m1, s1) and Cauchy(m2, s2), exactly (critical points and tails).
+
+    log p1/p2 = log(s1/s2) + log((s2^2 + (z-m2)^2) / (s1^2 + (z-m1)^2)); its derivative vanishes at the
+    roots of (m2 - m1)(z - m1)(z - m2) + s1^2 (z - m2) - s2^2 (z - m1), a quadratic.
+    """
+    def f(z):
+        return np.log(s1 / s2) + np.log((s2**2 + (z - m2) ** 2) / (s1**2 + (z - m1) ** 2))
+
+    a = m2 - m1
+    b = -a * (m1 + m2) + s1**2 - s2**2
+    c = a * m1 * m2 - s1**2 * m2 + s2**2 * m1
+    roots = np.roots([a, b, c]) if a != 0 else (np.array([-c / b]) if b != 0 else np.array([]))
+    values = [f(float(r.real)) for r in np.atleast_1d(roots) if abs(np.imag(r)) < 1e-12]
+    return max(values + [np.log(s1 / s2)])      # z -> +-inf
+
+
+def _release_loss(st, st2):
+    """Pure-DP loss between the raw (unclipped) releases of two fits: both directions, summed over releases."""
+    worst = 0.0
+    for one, two in ((st, st2), (st2, st)):
+        total = 0.0
+        dist, b = one["scales"]["class"]
+        assert dist == "laplace" and st2["scales"]["class"][1] == b
+        total += np.abs(one["class"] - two["class"]).sum() / b
+        b = one["scales"]["tables"][1]
+        total += sum(np.abs(t1 - t2).sum() for t1, t2 in zip(one["tables"], two["tables"])) / b
+        for part in ("first", "second"):
+            dist, s1 = one["scales"][part]
+            s2 = two["scales"][part][1]
+            for v1, a, v2, c in zip(one[part].ravel(), s1.ravel(), two[part].ravel(), s2.ravel()):
+                if dist == "laplace":
+                    assert a == c                          # Vaidya's scale: the class size, kept
+                    total += abs(v1 - v2) / a
+                else:
+                    total += _cauchy_sup_log_ratio(v1, a, v2, c)
+        worst = max(worst, total)
+    return worst
+
+
+@pytest.mark.parametrize("method", ["vaidya", "zc", "bun_steinke"])
+def test_guarantee_bounds_the_exact_loss_between_label_kept_neighbours(method):
+    # Every neighbour that replaces one row by another with the same label (categorical value x numerical
+    # value on a grid with both bounds): the exact pure-DP loss of the raw releases, computed from the
+    # released values and scales (Laplace: |shift| / b; Cauchy: the sup of the log density ratio, in
+    # closed form) is within the stated epsilon. Vaidya et al. attain it: class 0's values at the lower
+    # bound, one of them moved to the upper bound with a new category costs exactly
+    # eps'(table) + 2 eps_each (mean and deviation each move by their global sensitivity).
+    n_values, bounds, eps = [2], np.array([[0.0, 1.0]]), 1.0
+    y = np.array([0, 0, 0, 1, 1, 1, 1])
+    X_cat = np.array([[0], [0], [1], [1], [0], [1], [1]])
+    bases = [np.array([[0.0], [0.0], [0.0], [0.2], [0.9], [0.4], [0.4]]),
+             np.array([[0.3], [0.5], [0.55], [0.0], [1.0], [0.5], [0.5]])]
+    g = gnb.guarantee(method, eps, 1, 1)
+    assert g == gnb.fit_statistics(X_cat, bases[0], y, n_values, 2, bounds, method=method, epsilon=eps)["guarantee"]
+    worst = 0.0
+    for X_num in bases:
+        st = gnb.fit_statistics(X_cat, X_num, y, n_values, 2, bounds, method=method, epsilon=eps, trim=0.2)
+        for i in range(len(y)):
+            for code in range(2):
+                for v in np.linspace(0.0, 1.0, 5):
+                    Xc, Xn = X_cat.copy(), X_num.copy()
+                    Xc[i, 0], Xn[i, 0] = code, v
+                    st2 = gnb.fit_statistics(Xc, Xn, y, n_values, 2, bounds, method=method, epsilon=eps, trim=0.2)
+                    worst = max(worst, _release_loss(st, st2))
+    assert worst <= g.epsilon * (1 + 1e-12)
+    if method == "vaidya":
+        assert worst == pytest.approx(g.epsilon, rel=1e-12)   # attained (see above)
+    assert g.epsilon == pytest.approx(0.75) and g.epsilon_under("label-kept") == g.epsilon
+
+
+def test_guarantee_refuses_replace_one_neighbours_that_change_a_label():
+    # Under the book's replace-one relation a row may change its label. Then the two classes' samples
+    # change size, and with them the noise scales: Vaidya et al.'s raw Laplace release of a mean has
+    # unbounded loss, and a class that drops to one row is released without noise (infinite loss).
+    # So no epsilon is stated there, and the guarantee is not a PureDP (which the book reads as replace-one).
+    X_cat = np.zeros((5, 0), np.int64)
+    X_num = np.array([[0.1], [0.2], [0.6], [0.7], [0.8]])
+    bounds = np.array([[0.0, 1.0]])
+    y, y2 = np.array([0, 0, 1, 1, 1]), np.array([0, 1, 1, 1, 1])       # row 1 changes its label
+    st = gnb.fit_statistics(X_cat, X_num, y, [], 2, bounds, method="vaidya", epsilon=1.0)
+    st2 = gnb.fit_statistics(X_cat, X_num, y2, [], 2, bounds, method="vaidya", epsilon=1.0)
+    g = st["guarantee"]
+    assert isinstance(g, gnb.LabelKeptDP) and not isinstance(g, PureDP)
+    b1, b2 = st["scales"]["first"][1][1, 0], st2["scales"]["first"][1][1, 0]   # class 1: 3 rows, then 4
+    m1, m2 = st["first"][1, 0], st2["first"][1, 0]
+    t = 1e3                                                  # the log density ratio at m1 + t grows like t
+    log_ratio = (-abs(t) / b1 + np.log(1 / b1)) - (-abs(m1 + t - m2) / b2 + np.log(1 / b2))
+    assert b1 != b2 and abs(log_ratio) > 100 * g.epsilon
+    assert st["scales"]["first"][1][0, 0] > 0 and st2["scales"]["first"][1][0, 0] == 0   # class 0: 2 rows, then 1
+    with pytest.raises(ValueError, match="replace-one"):
+        g.epsilon_under("replace-one")
+    with pytest.raises(ValueError, match="relation"):
+        g.epsilon_under("add-remove")
+    for method in ("zc", "bun_steinke"):
+        with pytest.raises(ValueError, match="replace-one"):
+            gnb.guarantee(method, 1.0, 1, 0).epsilon_under("replace-one")
+    assert gnb.guarantee("nonprivate", 1.0, 1, 0) == NotPrivate()
+
+
+def test_printed_constants_spend_more_than_the_budget():
+    # Algorithm 1's count sensitivity 1 under replace-one (a table changes by 2 in l1) doubles each
+    # table's cost; the printed Cauchy multiplier costs 2 asinh(eps/(2 sqrt 2)) + eps/6 per release.
+    # On Adult's 5 numerical and 8 categorical attributes at epsilon = 1: 1.30.
+    e1 = gnb.budget(1.0, 5, 8)
+    beta, mult = ss.calibrate(e1, "printed")
+    expected = 8 * 2 * e1 + 10 * float(ss.cauchy_privacy_loss(1 / mult, beta))
+    assert gnb.guarantee("zc", 1.0, 5, 8, calibration="printed").epsilon == pytest.approx(expected, rel=1e-14)
+    assert expected > 1.3
+    assert gnb.guarantee("zc", 1.0, 5, 8).epsilon == pytest.approx(18 / 19, rel=1e-14)   # class counts: 0
+    assert gnb.guarantee("vaidya", 1.0, 5, 8, calibration="printed").epsilon == pytest.approx(
+        8 * 2 * e1 + 10 * e1, rel=1e-14)
+    X_cat, X_num, y = _data(60)
+    p = gnb.draw(gnb.fit_statistics(X_cat, X_num, y, [4, 3], 3, BOUNDS, method="zc", epsilon=1.0), 2, rng=0)
+    assert p["guarantee"] == gnb.guarantee("zc", 1.0, 2, 2)     # a release carries what it spent
+
+
+# ----------------------------------------------------------------------------- hostile input
+
+def test_budget_is_positive_and_finite():
+    with pytest.raises(ValueError, match="n_numerical"):
+        gnb.budget(1.0, -1, 0)                    # was -1.0
+    with pytest.raises(TypeError, match="n_numerical"):
+        gnb.budget(1.0, -0.5, 0)                  # was inf
+    with pytest.raises(ValueError, match="n_categorical"):
+        gnb.budget(1.0, 0, -3)
+    with pytest.raises(ValueError, match="allocation"):
+        gnb.budget(1.0, 5, 8, (np.inf, 1.0))
+    with pytest.raises(ValueError, match="allocation"):
+        gnb.budget(1.0, 5, 8, (2.0, 1.0, 1.0))
+    with pytest.raises(ValueError, match="not a positive normal double"):
+        gnb.budget(1.0, 5, 8, (1e308, 1.0))       # the denominator overflows: epsilon' = 0
+    with pytest.raises(ValueError, match="not a positive normal double"):
+        gnb.budget(1e-300, 10**9, 0, (1e10, 1.0))
+
+
+def test_data_is_not_reshaped_truncated_or_misread():
+    X_cat, X_num, y = _data(40)
+    st = gnb.fit_statistics(X_cat, X_num, y, [4, 3], 3, BOUNDS, method="zc")
+    p = gnb.draw(st, 1, 0)
+    bad_code = X_cat[:2].copy()
+    bad_code[1, 0] = -1                                          # was read as the last category
+    with pytest.raises(ValueError, match=r"X_cat must hold codes in \[0, 3\] in column 0"):
+        gnb.log_proba(p, bad_code, X_num[:2])
+    with pytest.raises(ValueError, match="X_cat"):
+        gnb.log_proba(p, X_cat[:2, :1], X_num[:2])               # a missing categorical column
+    with pytest.raises(ValueError, match="X_num must have 2 columns"):
+        gnb.log_proba(p, X_cat[:2], X_num[:2, :1])               # a missing numerical column was ignored
+    with pytest.raises(ValueError, match=r"X_cat must have 3 rows \(as X_num\)"):
+        gnb.log_proba(p, X_cat[:2], X_num[:3])
+    with pytest.raises(ValueError, match="X_num"):
+        gnb.log_proba(p, X_cat[:2], np.array([[1.0, np.nan], [1.0, 2.0]]))
+    with pytest.raises(ValueError, match="2-D"):
+        gnb.fit_statistics(X_cat, X_num.ravel(), y, [4, 3], 3, BOUNDS)   # was reshaped to (n, 2)
+    with pytest.raises(ValueError, match="X_num must have 40 rows"):
+        gnb.fit_statistics(X_cat, X_num.reshape(20, 4), y, [4, 3], 3, np.tile([0.0, 30.0], (4, 1)))
+    with pytest.raises(TypeError, match="X_cat"):
+        gnb.fit_statistics(X_cat + 0.7, X_num, y, [4, 3], 3, BOUNDS)    # float codes were truncated
+    with pytest.raises(ValueError, match="bounds must have shape"):
+        gnb.fit_statistics(X_cat, X_num, y, [4, 3], 3, BOUNDS.ravel())
+    with pytest.raises(ValueError, match="bounds must have lower < upper"):
+        gnb.fit_statistics(X_cat, X_num, y, [4, 3], 3, BOUNDS[::-1, ::-1])
+    with pytest.raises(ValueError, match="y must hold class codes"):
+        gnb.fit_statistics(X_cat, X_num, np.where(y == 2, 3, y), [4, 3], 3, BOUNDS)
+    with pytest.raises(ValueError, match="var_smoothing"):
+        gnb.fit_statistics(X_cat, X_num, y, [4, 3], 3, BOUNDS, method="nonprivate", var_smoothing=-1.0)
+    with pytest.raises(ValueError, match="sd_floor"):
+        gnb.draw(st, 1, 0, sd_floor=0.0)
+    with pytest.raises(ValueError, match="alpha"):
+        gnb.draw(st, 1, 0, alpha=-1.0)
+    with pytest.raises(ValueError, match="stats must be the dict returned by fit_statistics"):
+        gnb.draw({}, 1, 0)                                       # was a KeyError
+    with pytest.raises(TypeError, match="params must be the dict returned by draw"):
+        gnb.log_proba([p], X_cat[:2], X_num[:2])
+    with pytest.raises(ValueError, match="squares the values"):
+        gnb.fit_statistics(X_cat, X_num, y, [4, 3], 3, [[0.0, 1e200], [0.0, 30.0]], method="bun_steinke")
+
+
+@pytest.mark.parametrize("method", ["zc", "bun_steinke"])
+def test_a_cache_filled_on_other_data_is_never_applied(method):
+    # Entries are keyed by a fingerprint of the sample, bounds and options: a cache filled on other data
+    # (or other options) gives the scales a fresh fit gives (it gave other, possibly smaller, scales), and
+    # an entry that is not a valid profile raises instead of giving noise scale 0.
+    X_cat, X_num, y = _data(200)
+    fresh = gnb.fit_statistics(X_cat, X_num, y, [4, 3], 3, BOUNDS, method=method, epsilon=0.5)
+    cache = {}
+    gnb.fit_statistics(X_cat, np.full_like(X_num, 10.0), y, [4, 3], 3, BOUNDS, method=method, epsilon=0.5,
+                       cache=cache)
+    gnb.fit_statistics(X_cat, X_num, y, [4, 3], 3, BOUNDS, method=method, epsilon=0.5, cache=cache, trim=0.1,
+                       resolution=64)
+    again = gnb.fit_statistics(X_cat, X_num, y, [4, 3], 3, BOUNDS, method=method, epsilon=0.5, cache=cache)
+    for part in ("first", "second"):
+        np.testing.assert_array_equal(again["scales"][part][1], fresh["scales"][part][1])
+    poisoned = {k: (v._replace(values=v.values * np.nan) if isinstance(v, ss.StdProfile) else v * np.nan)
+                for k, v in cache.items()}
+    with pytest.raises(ValueError, match="profile|cache entry"):
+        gnb.fit_statistics(X_cat, X_num, y, [4, 3], 3, BOUNDS, method=method, epsilon=0.5, cache=poisoned)
+    with pytest.raises(TypeError, match="cache"):
+        gnb.fit_statistics(X_cat, X_num, y, [4, 3], 3, BOUNDS, method=method, cache=[])
+
+
+def test_bun_steinke_scale_is_the_smooth_sensitivity_over_every_distance():
+    # The trimmed means' smooth sensitivity runs to k = 2m + 1 (it stopped at m + 1, too small by up to
+    # 1.6 times here): compared with the maximum over every distance 0..n.
+    rng = np.random.default_rng(5)
+    y = np.repeat([0, 1], 41)
+    X_num = np.column_stack([rng.uniform(4, 6, y.size)])
+    eps = 0.18                               # eps_each = eps / 3 = 0.06, beta = 0.01
+    st = gnb.fit_statistics(np.zeros((y.size, 0), np.int64), X_num, y, [], 2, [[0.0, 10.0]],
+                            method="bun_steinke", epsilon=eps, trim=0.12)
+    beta, mult = ss.calibrate(eps / 3, "theorem2")
+    x = np.sort(X_num[y == 0, 0])
+    m = int(np.ceil(0.12 * x.size))
+    ks = np.arange(x.size + 1)
+    full = np.max(np.exp(-beta * ks) * ss.trimmed_mean_sensitivity_at_distance(x, 0, 10, m, ks))
+    assert st["scales"]["first"][1][0, 0] == pytest.approx(mult * full, rel=1e-12)

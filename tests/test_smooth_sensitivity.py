@@ -89,6 +89,34 @@ def test_trimmed_mean_closed_form_equals_enumeration(x, k):
     assert closed == pytest.approx(brute_a(_trim(m), x, k), abs=1e-12)
 
 
+def test_trimmed_mean_sensitivity_grows_until_distance_2m_plus_1():
+    # A^(k) of the m-trimmed mean reaches the full (U - L)/(n - 2m) only at k = 2m + 1, not at m + 1:
+    # here (m = 1) A^(2) = 1 < A^(3) = 1.5, both by enumeration. The smooth sensitivity must therefore
+    # run to k = 2m + 1; stopping at m + 1 gave a noise scale too small by up to the factor printed in
+    # the report (1.6 at beta = 0.01 on 41 uniform values with m = 5).
+    x, m = np.array([2.0, 2, 3, 3, 3, 4]), 1
+    brute = [brute_a(_trim(m), x, k) for k in range(4)]
+    assert brute[2] == pytest.approx(1.0, abs=1e-12) and brute[3] == pytest.approx(1.5, abs=1e-12)
+    closed = ss.trimmed_mean_sensitivity_at_distance(x, 0, G, m, np.arange(4))
+    np.testing.assert_allclose(closed, brute, rtol=0, atol=1e-12)
+    beta = 0.01
+    reference = max(np.exp(-beta * k) * a for k, a in enumerate(brute))   # A^(k) = 1.5 for every k >= 3
+    assert ss.smooth_sensitivity_trimmed_mean(x, 0, G, m, beta) == pytest.approx(reference, rel=1e-12)
+    # Every distance is answered, in O(m) passes (a huge k is not materialised).
+    far = ss.trimmed_mean_sensitivity_at_distance(x, 0, G, m, [2 * m + 1, 10**12])
+    np.testing.assert_allclose(far, G / (x.size - 2 * m), rtol=1e-15)
+
+
+def test_trimmed_mean_smooth_sensitivity_against_all_distances():
+    # The closed form at every k in 0..n (no truncation) against the function's maximum.
+    rng = np.random.default_rng(4)
+    for n, m, beta in ((41, 5, 0.01), (41, 5, 0.05), (30, 3, 0.2), (200, 10, 0.005)):
+        x = rng.uniform(4, 6, n)
+        ks = np.arange(n + 1)
+        full = np.max(np.exp(-beta * ks) * ss.trimmed_mean_sensitivity_at_distance(x, 0, 10, m, ks))
+        assert ss.smooth_sensitivity_trimmed_mean(x, 0, 10, m, beta) == pytest.approx(full, rel=1e-14)
+
+
 @pytest.mark.parametrize("x", SAMPLES)
 @pytest.mark.parametrize("k", [0, 1, 2])
 def test_std_bound_dominates_enumeration(x, k):
@@ -214,6 +242,90 @@ def test_cauchy_release_loss_on_a_grid():
     sc = mult * np.exp(beta)
     q = 1 / (np.pi * sc * (1 + ((z - 1.0) / sc) ** 2))
     assert np.max(np.abs(np.log(p / q))) <= eps
+
+
+def test_profile_is_bound_to_its_sample_and_options():
+    # A profile is reused only for the sample, bounds and options it was computed for: a NaN entry
+    # gave noise scale 0, a profile of other data a smaller bound than this data needs.
+    x = np.linspace(0.0, 1.0, 50)
+    s1, prof = ss.smooth_sensitivity_std_profile(x, 0, 1, 0.1)
+    assert isinstance(prof, ss.StdProfile) and prof.key == ss.std_profile_key(x, 0, 1)
+    s2, _ = ss.smooth_sensitivity_std_profile(x, 0, 1, 0.02, prof)            # another beta: reused
+    assert s2 == ss.smooth_sensitivity_std(x, 0, 1, 0.02)
+    assert s1 == ss.smooth_sensitivity_std(x, 0, 1, 0.1)
+    with pytest.raises(TypeError, match="StdProfile"):
+        ss.smooth_sensitivity_std_profile(x, 0, 1, 0.1, np.array([np.nan]))
+    with pytest.raises(ValueError, match="another sample"):                    # other data
+        ss.smooth_sensitivity_std_profile(x, 0, 1, 0.1, ss.smooth_sensitivity_std_profile(np.full(50, .5), 0, 1,
+                                                                                          0.1)[1])
+    for options in ({"resolution": 64}, {"max_distance": 10}):                 # other options
+        with pytest.raises(ValueError, match="another sample"):
+            ss.smooth_sensitivity_std_profile(x, 0, 1, 0.1, prof, **options)
+    with pytest.raises(ValueError, match="another sample"):                    # other bounds
+        ss.smooth_sensitivity_std_profile(x, 0, 2, 0.1, prof)
+    with pytest.raises(ValueError, match="profile.values"):                    # a tampered value
+        ss.smooth_sensitivity_std_profile(x, 0, 1, 0.1, prof._replace(values=np.r_[np.nan, prof.values[1:]]))
+
+
+def test_sensitivities_refuse_reversed_bounds_and_underflow():
+    for f in (ss.global_sensitivity_mean, ss.global_sensitivity_std):
+        with pytest.raises(ValueError, match="upper must exceed lower"):
+            f(10, 1.0, 0.0)                                   # was negative: -0.1, -0.3
+        with pytest.raises(ValueError, match="not a positive normal double"):
+            f(10, 0.0, 1e-322)                                # was 0 (or subnormal): noise scale 0
+        with pytest.raises(ValueError, match="finite"):
+            f(10, -1e308, 1e308)                              # the width overflows
+    with pytest.raises(ValueError, match="not a positive normal double"):
+        ss.std_sensitivity_bound(10, 0.0, 1e-320, 0.0)
+    with pytest.raises(ValueError, match="ssd"):
+        ss.std_sensitivity_bound(10, 0.0, 1.0, -1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        ss.calibrate(1e-320)                                  # the multiplier 6 / epsilon overflows
+
+
+def test_std_and_variance_sensitivities_are_scale_and_shift_equivariant():
+    # Computed in units of the width: no underflow at tiny widths (the old code returned 0 at 1e-200),
+    # no cancellation at large offsets (it returned 0.275 for the sample below shifted by 1e8).
+    x = np.array([0.0, 0.25, 0.5, 1.0, 1.0])
+    ls, lv = ss.local_sensitivity_std(x, 0, 1), ss.local_sensitivity_variance(x, 0, 1)
+    assert ls == pytest.approx(brute_ls(_f_std, x * G) / G, abs=1e-12)
+    for shift, scale in ((1e8, 1.0), (0.0, 1e-200), (-3e5, 7.0), (0.0, 1e-150)):
+        y, lo, hi = shift + scale * x, shift, shift + scale
+        assert ss.local_sensitivity_std(y, lo, hi) == pytest.approx(scale * ls, rel=1e-9)
+        if scale > 1e-100:
+            assert ss.local_sensitivity_variance(y, lo, hi) == pytest.approx(scale**2 * lv, rel=1e-9)
+        for beta in (0.1, 1.0):
+            assert ss.smooth_sensitivity_std(y, lo, hi, beta) == pytest.approx(
+                scale * ss.smooth_sensitivity_std(x, 0, 1, beta), rel=1e-9)
+    with pytest.raises(ValueError, match="not a positive normal double"):
+        ss.local_sensitivity_variance(1e-200 * x, 0, 1e-200)   # the variance's W^2 underflows: refused
+
+
+def test_hostile_inputs_are_refused():
+    x = np.array([1.0, 2.0, 2.0, 3.0, 5.0])
+    with pytest.raises(ValueError, match="sorted"):
+        ss.min_ssd_windows(x[::-1], [2])
+    with pytest.raises(ValueError, match="sizes"):
+        ss.min_ssd_windows(x, [0])
+    with pytest.raises(ValueError, match="sizes"):
+        ss.min_ssd_windows(x, [6])
+    with pytest.raises(TypeError, match="sizes"):
+        ss.min_ssd_windows(x, [2.5])
+    with pytest.raises(ValueError, match="k must"):
+        ss.std_sensitivity_at_distance(x, 0, 6, -1)
+    with pytest.raises(TypeError, match="k must"):
+        ss.std_sensitivity_at_distance(x, 0, 6, 1.5)
+    with pytest.raises(TypeError, match="k must"):
+        ss.trimmed_mean_sensitivity_at_distance(x, 0, 6, 1, 1.0)
+    with pytest.raises(ValueError, match="k must"):
+        ss.trimmed_mean_sensitivity_at_distance(x, 0, 6, 1, [])
+    for f in (ss.max_variance_subset, ss.min_variance_subset):
+        with pytest.raises(ValueError, match=r"k must be an integer in \[1, 5\]"):
+            f(x, 6)                                           # silently wrapped around before
+        with pytest.raises(ValueError, match="finite"):
+            f([1.0, np.nan, 2.0], 2)
+    with pytest.raises(ValueError, match="finite"):
+        ss.trimmed_mean([1.0, np.nan, 2.0], 0)
 
 
 def test_validation():

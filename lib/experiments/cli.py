@@ -4,9 +4,10 @@ Runs one grid (:func:`lib.experiments.grid.run`) on the real data and writes
 ``DIR/<model>_<privacy>.csv`` and, beside it, ``<model>_<privacy>.json`` with the
 parameters, the seed, the package versions and the elapsed time; ``--figures``
 also writes the chapter's figures as PNG and SVG. Every argument and the output
-folder are checked before any computation (a usage error exits with status 2);
-files are written to a temporary name and renamed, so an interrupted run never
-leaves a truncated result.
+folder are checked before any computation (a usage error exits with status 2
+and a message, never a traceback); files are written to a temporary name and
+renamed, so an interrupted run never leaves a truncated result, and get the
+permissions of any new file (``0666`` less the user's umask).
 
 Examples::
 
@@ -45,14 +46,26 @@ DEFAULTS = {
 }
 
 
-def _positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+#: Largest --n-epsilons and --n-repeats (a grid beyond them would run for days or exhaust memory).
+MAX_EPSILONS, MAX_REPEATS = 1000, 10_000
+
+
+def _int_in(low, high=None):
+    """An argparse type: a whole number in ``[low, high]`` (no upper end if ``high`` is None)."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high}, got {value}")
+        return value
+    return parse
+
+
+_positive_int = _int_in(1)
 
 
 def _float_in(low, high, *, open_low=True, open_high=True):
@@ -87,14 +100,16 @@ def parser() -> argparse.ArgumentParser:
                    + "; default: all eight for naive-bayes, " + ", ".join(BN_DATASETS) + " for networks")
     p.add_argument("--mechanisms", nargs="+", choices=names(), default=None, metavar="MECHANISM",
                    help="among: " + ", ".join(names()) + "; default: the chapter's figure")
-    p.add_argument("--n-epsilons", type=_positive_int, default=10,
-                   help="points of the log-spaced budget grid (ends: 1e-3..10 for rdp; 1e-2..10 (naive "
-                   "Bayes) or 1e-1..100 (networks) for dp)")
-    p.add_argument("--n-repeats", type=_positive_int, default=10, help="independent releases per budget")
+    p.add_argument("--n-epsilons", type=_int_in(1, MAX_EPSILONS), default=10,
+                   help=f"points of the log-spaced budget grid, 1 to {MAX_EPSILONS} (ends: 1e-3..10 for rdp; "
+                   "1e-2..10 (naive Bayes) or 1e-1..100 (networks) for dp)")
+    p.add_argument("--n-repeats", type=_int_in(1, MAX_REPEATS), default=10,
+                   help=f"independent releases per budget, 1 to {MAX_REPEATS}")
     p.add_argument("--lam", type=_float_in(1, np.inf, open_low=False), default=5.0,
                    help="Renyi order of the rdp grid")
     p.add_argument("--delta", type=_float_in(0, 1), default=DP_DELTA, help="delta of the dp grid")
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="root of every cell's seed")
+    p.add_argument("--seed", type=_int_in(0), default=DEFAULT_SEED,
+                   help="root of every cell's seed, a non-negative whole number")
     p.add_argument("--figures", action="store_true", help="also write the figures as PNG and SVG")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(lower=lower)
@@ -102,13 +117,23 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _check_out(folder: Path, parser_: argparse.ArgumentParser) -> None:
+    """Usage error unless ``folder`` is, or can be created as, a writable folder."""
     if folder.exists() and not folder.is_dir():
         parser_.error(f"--out {folder} exists and is not a folder")
     probe = folder
-    while not probe.exists():
+    while not probe.exists() and probe != probe.parent:
         probe = probe.parent
-    if not os.access(probe, os.W_OK):
+    if not probe.is_dir():   # e.g. --out results.csv/sub: a file on the way
+        parser_.error(f"--out {folder}: {probe} is a file, not a folder")
+    if not os.access(probe, os.W_OK | os.X_OK):
         parser_.error(f"--out {folder}: {probe} is not writable")
+
+
+def _new_file_mode() -> int:
+    """``0o666`` less the process's umask: the mode ``open`` gives a new file."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 def _write_atomic(path: Path, write) -> None:
@@ -117,6 +142,7 @@ def _write_atomic(path: Path, write) -> None:
     os.close(fd)
     try:
         write(Path(tmp))
+        os.chmod(tmp, _new_file_mode())   # mkstemp creates 0600; a result file is an ordinary file
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -159,28 +185,33 @@ def main(argv=None) -> int:
         print(f"python -m lib.experiments: error: {exc}", file=sys.stderr)
         return 1
     elapsed = time.perf_counter() - start
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = f"{args.model.replace('-', '_')}_{args.privacy}"
-    csv = args.out / f"{stem}.csv"
-    _write_atomic(csv, lambda tmp: results.to_csv(tmp, index=False))
-    record = {"model": args.model, "privacy": args.privacy, "datasets": list(datasets),
-              "mechanisms": list(mechanisms), "budgets": budgets.tolist(), "n_repeats": args.n_repeats,
-              "lam": args.lam, "delta": args.delta, "seed": args.seed, "elapsed_seconds": round(elapsed, 3),
-              "versions": _versions(), "rows": len(results)}
-    _write_atomic(args.out / f"{stem}.json",
-                  lambda tmp: tmp.write_text(json.dumps(record, indent=2) + "\n"))
-    if args.figures:  # matplotlib only when figures are asked for
-        import matplotlib.pyplot as plt
+    try:  # --out was checked before the run; a failure now (removed, full, permissions) is reported cleanly
+        args.out.mkdir(parents=True, exist_ok=True)
+        stem = f"{args.model.replace('-', '_')}_{args.privacy}"
+        csv = args.out / f"{stem}.csv"
+        _write_atomic(csv, lambda tmp: results.to_csv(tmp, index=False))
+        record = {"model": args.model, "privacy": args.privacy, "datasets": list(datasets),
+                  "mechanisms": list(mechanisms), "budgets": budgets.tolist(), "n_repeats": args.n_repeats,
+                  "lam": args.lam, "delta": args.delta, "seed": args.seed, "elapsed_seconds": round(elapsed, 3),
+                  "versions": _versions(), "rows": len(results)}
+        _write_atomic(args.out / f"{stem}.json",
+                      lambda tmp: tmp.write_text(json.dumps(record, indent=2) + "\n"))
+        if args.figures:  # matplotlib only when figures are asked for
+            import matplotlib.pyplot as plt
 
-        from .plotting import plot_grid
+            from .plotting import plot_grid
 
-        summary = summarise(results)
-        for metric in metrics:
-            fig, _ = plot_grid(summary, metric, datasets, mechanisms)
-            for ext in ("png", "svg"):
-                _write_atomic(args.out / f"{stem}_{metric}.{ext}",
-                              lambda tmp, ext=ext: fig.savefig(tmp, format=ext, bbox_inches="tight"))
-            plt.close(fig)
+            summary = summarise(results)
+            for metric in metrics:
+                fig, _ = plot_grid(summary, metric, datasets, mechanisms)
+                for ext in ("png", "svg"):
+                    _write_atomic(args.out / f"{stem}_{metric}.{ext}",
+                                  lambda tmp, ext=ext: fig.savefig(tmp, format=ext, bbox_inches="tight"))
+                plt.close(fig)
+    except OSError as exc:
+        print(f"python -m lib.experiments run: error: --out {args.out}: cannot write the results ({exc})",
+              file=sys.stderr)
+        return 2
     print(f"wrote {len(results)} rows to {csv} ({elapsed:.1f} s)")
     return 0
 
