@@ -53,8 +53,37 @@ B_LOGISTIC = 1.0
 METHODS = ("concentrated", "diffuse", "ops", "posterior")
 
 
+#: Largest number of margins (rows x settings x chains) that :func:`sample` holds at once
+#: (several float64 arrays of this size; the paper's full run of chapter 12 needs 1.6e8).
+MAX_MARGINS = 2 * 10**8
+#: Largest amount of work of :func:`sample`: margins x sweeps x (kernel steps per sweep).
+MAX_SAMPLER_WORK = 10**11
+#: Largest number of Newton iterations of :func:`mode` (Newton converges in tens).
+MAX_NEWTON = 10**4
+#: Relative slack on :math:`\|x_i\| \le c` in :func:`sample`: the rounding of a normalisation.
+NORM_SLACK = 1e-12
+
+
 def _pos(value, name):
     return _validate.positive(value, name)
+
+
+def _scalar(value, name):
+    return _validate.scalar(_validate.positive(value, name), name)
+
+
+def _level(value, what, names, *, high=np.inf):
+    """``value`` if every entry is finite, positive and at most ``high``; else a ValueError.
+
+    The statements below are products and quotients of their arguments: at
+    extreme arguments they overflow to ``inf`` or underflow to 0, and a level
+    of 0 (perfect privacy) or ``inf`` is never a true statement here.
+    """
+    value = np.asarray(value)
+    if not np.all((value > 0) & (value <= high) & np.isfinite(value)):
+        raise ValueError(f"{what} overflows or underflows at these arguments ({names}): the result is not a "
+                         "positive finite number")
+    return value[()]
 
 
 # ----------------------------------------------------------------------------- privacy statements
@@ -88,7 +117,9 @@ def rdp_epsilon(lam, n, beta, *, rho=1.0, c=1.0, B=B_LOGISTIC):
     """
     lam = _validate.order(lam, "lam")
     rho = _validate.in_range(rho, "rho", 0.0, 1.0, open_low=True, open_high=False)
-    return (2 * _pos(c, "c") ** 2 * _pos(B, "B") ** 2 * rho**2 * lam / (_pos(n, "n") * _pos(beta, "beta")))[()]
+    with np.errstate(over="ignore", under="ignore"):
+        out = 2 * _pos(c, "c") ** 2 * _pos(B, "B") ** 2 * rho**2 * lam / (_pos(n, "n") * _pos(beta, "beta"))
+    return _level(out, "the RDP level", "lam, n, beta, rho, c, B")
 
 
 def concentrated_beta(epsilon, lam, n, beta0=BETA0, *, c=1.0, B=B_LOGISTIC):
@@ -101,8 +132,10 @@ def concentrated_beta(epsilon, lam, n, beta0=BETA0, *, c=1.0, B=B_LOGISTIC):
     """
     eps = _pos(epsilon, "epsilon")
     lam = _validate.order(lam, "lam")
-    return np.maximum(2 * _pos(c, "c") ** 2 * _pos(B, "B") ** 2 * lam / (_pos(n, "n") * eps),
-                      _pos(beta0, "beta0"))[()]
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.maximum(2 * _pos(c, "c") ** 2 * _pos(B, "B") ** 2 * lam / (_pos(n, "n") * eps),
+                         _pos(beta0, "beta0"))
+    return _level(out, "beta", "epsilon, lam, n, beta0, c, B")
 
 
 def diffuse_rho(epsilon, lam, n, beta=BETA0, *, c=1.0, B=B_LOGISTIC):
@@ -117,8 +150,10 @@ def diffuse_rho(epsilon, lam, n, beta=BETA0, *, c=1.0, B=B_LOGISTIC):
     """
     eps = _pos(epsilon, "epsilon")
     lam = _validate.order(lam, "lam")
-    ratio = _pos(n, "n") * _pos(beta, "beta") * eps / (2 * _pos(c, "c") ** 2 * _pos(B, "B") ** 2 * lam)
-    return np.minimum(1.0, np.sqrt(ratio))[()]
+    with np.errstate(over="ignore", under="ignore"):
+        ratio = _pos(n, "n") * _pos(beta, "beta") * eps / (2 * _pos(c, "c") ** 2 * _pos(B, "B") ** 2 * lam)
+        out = np.minimum(1.0, np.sqrt(ratio))
+    return _level(out, "rho", "epsilon, lam, n, beta, c, B", high=1.0)
 
 
 def ops_radius(beta, c=1.0):
@@ -127,7 +162,9 @@ def ops_radius(beta, c=1.0):
     The mode of :math:`p_{\\beta,\\rho}` solves :math:`n\\beta w = \\rho\\sum_i
     (y_i - \\sigma(w^\\top x_i))x_i`, so :math:`\\|\\hat w\\| \\le \\rho c/\\beta \\le c/\\beta`.
     """
-    return (_pos(c, "c") / _pos(beta, "beta"))[()]
+    with np.errstate(over="ignore", under="ignore"):
+        out = _pos(c, "c") / _pos(beta, "beta")
+    return _level(out, "the radius", "beta, c")
 
 
 def ops_epsilon(beta, rho=1.0, *, c=1.0, factor=4.0):
@@ -142,13 +179,17 @@ def ops_epsilon(beta, rho=1.0, *, c=1.0, factor=4.0):
     """
     rho = _validate.in_range(rho, "rho", 0.0, 1.0, open_low=True, open_high=False)
     factor = _pos(factor, "factor")
-    return (factor * _pos(c, "c") ** 2 * rho / _pos(beta, "beta"))[()]
+    with np.errstate(over="ignore", under="ignore"):
+        out = factor * _pos(c, "c") ** 2 * rho / _pos(beta, "beta")
+    return _level(out, "the pure DP level", "beta, rho, c, factor")
 
 
 def ops_rho(epsilon, beta=BETA0, *, c=1.0, factor=4.0):
     """The temperature at which OPS (prior :math:`\\beta`, radius :math:`c/\\beta`) is pure ``epsilon``-DP."""
-    return np.minimum(1.0, _pos(epsilon, "epsilon") * _pos(beta, "beta")
-                      / (_pos(factor, "factor") * _pos(c, "c") ** 2))[()]
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.minimum(1.0, _pos(epsilon, "epsilon") * _pos(beta, "beta")
+                         / (_pos(factor, "factor") * _pos(c, "c") ** 2))
+    return _level(out, "rho", "epsilon, beta, c, factor", high=1.0)
 
 
 def dp_of_rdp_slope(alpha, delta, *, lam_max=1e8):
@@ -160,6 +201,10 @@ def dp_of_rdp_slope(alpha, delta, *, lam_max=1e8):
     """
     a = _validate.scalar(_pos(alpha, "alpha"), "alpha")
     d = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
+    lam_max = _validate.scalar(_validate.order(lam_max, "lam_max", strict=True), "lam_max")
+    if not np.isfinite(a * (1 + lam_max)):
+        raise ValueError(f"alpha * (1 + lam_max) overflows: alpha must be at most "
+                         f"{np.finfo(float).max / (1 + lam_max):.3g} with lam_max = {lam_max:g}")
 
     def f(t):
         lam = 1 + np.exp(t)
@@ -189,10 +234,15 @@ def rdp_slope_for_dp(epsilon_hat, delta):
     eps = _validate.scalar(_pos(epsilon_hat, "epsilon_hat"), "epsilon_hat")
     d = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
     g = lambda t: dp_of_rdp_slope(np.exp(t), d) - eps  # noqa: E731
-    lo, hi = -40.0, np.log(eps) + 1
+    # alpha = e^hi gives eps_hat >= alpha > eps_hat; capped where alpha * (1 + lam_max) still fits a double
+    lo, hi = -40.0, min(np.log(eps) + 1, np.log(np.finfo(float).max / (1 + 1e8)) - 1)
     if g(lo) >= 0:
         raise ValueError(f"epsilon_hat={eps:g} is unreachable at delta={d:g} by an RDP curve alpha*lam")
-    return float(np.exp(optimize.brentq(g, lo, hi, xtol=1e-13)))
+    if not g(hi) > 0:
+        raise ValueError(f"epsilon_hat must be below {dp_of_rdp_slope(np.exp(hi), d):.3g} (at delta={d:g}): "
+                         f"a larger level needs a slope beyond the double range; got {eps:g}")
+    return float(np.exp(_validate.brentq(g, lo, hi, f"the RDP slope of epsilon_hat = {eps:g} at delta = {d:g}",
+                                         xtol=1e-13)))
 
 
 # ----------------------------------------------------------------------------- the posteriors of Figure 3
@@ -222,9 +272,11 @@ def settings(method, epsilon, lam, n, beta0=BETA0, *, c=1.0, ops_factor=4.0):
       :math:`(\\lambda, \\varepsilon)`-RDP at every order (``lam`` is not used).
     * ``"posterior"``: the non-private posterior, :math:`\\beta_0`, :math:`\\rho = 1`.
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}; got {method!r}")
-    eps, lam = np.broadcast_arrays(_pos(epsilon, "epsilon"), _validate.order(lam, "lam"))
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}; got {method!r:.60}")
+    n, beta0, c, ops_factor = (_scalar(v, name) for v, name in ((n, "n"), (beta0, "beta0"), (c, "c"),
+                                                                  (ops_factor, "ops_factor")))
+    eps, lam = _validate.broadcast(epsilon=_pos(epsilon, "epsilon"), lam=_validate.order(lam, "lam"))
     eps, lam = eps.ravel(), lam.ravel()
     ones = np.ones_like(eps)
     if method == "concentrated":
@@ -240,20 +292,42 @@ def settings(method, epsilon, lam, n, beta0=BETA0, *, c=1.0, ops_factor=4.0):
 # ----------------------------------------------------------------------------- log density
 
 
+def _data(X, y):
+    """``(X, y)`` checked: ``X`` finite of shape (n, d) with n, d >= 1; ``y`` of shape (n,) with labels 0 and 1.
+
+    Labels may be integers, booleans or floats equal to 0 or 1; anything else
+    (2, -1, 0.5, NaN) is refused rather than read as a class.
+    """
+    X = _validate.in_range(X, "X", -np.inf, open_low=True)
+    y_arr = _validate._as_float(y, "y") if np.asarray(y).dtype.kind != "b" else np.asarray(y)
+    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1 or y_arr.shape != (X.shape[0],):
+        raise ValueError(f"X must have shape (n, d) with n, d >= 1 and y shape (n,); got {X.shape} and {y_arr.shape}")
+    if not np.isin(y_arr, (0, 1)).all():
+        bad = y_arr[~np.isin(y_arr, (0, 1))][0]
+        raise ValueError(f"y must hold labels 0 and 1; got {bad!r}")
+    return X, np.asarray(y)
+
+
 def _signed(X, y):
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y)
-    if X.ndim != 2 or y.shape != (X.shape[0],):
-        raise ValueError(f"X must have shape (n, d) and y shape (n,); got {X.shape} and {y.shape}")
-    if not np.isin(y, (0, 1)).all():
-        raise ValueError("y must hold labels 0 and 1")
+    X, y = _data(X, y)
     return X * (2.0 * y - 1.0)[:, None]
 
 
+def _weights(W, d):
+    """``W`` as a finite float array whose last axis has length ``d``."""
+    W = _validate.in_range(W, "W", -np.inf, open_low=True)
+    if W.ndim < 1 or W.shape[-1] != d:
+        raise ValueError(f"W must have shape (..., {d}) (the columns of X); got {W.shape}")
+    return W
+
+
 def log_likelihood(W, X, y):
-    """:math:`\\sum_i \\log p(y_i \\mid w, x_i)` for every row ``w`` of ``W`` (shape (..., d))."""
+    """:math:`\\sum_i \\log p(y_i \\mid w, x_i)` for every row ``w`` of ``W`` (shape (..., d)).
+
+    ``X`` finite of shape (n, d), ``y`` labels 0 and 1 of shape (n,), ``W`` finite.
+    """
     Z = _signed(X, y)
-    W = np.asarray(W, dtype=float)
+    W = _weights(W, Z.shape[1])
     margins = np.tensordot(W, Z, axes=([-1], [1]))  # (..., n)
     return -_softplus(-margins).sum(axis=-1)
 
@@ -334,11 +408,20 @@ def mode(X, y, beta, rho, *, tol=1e-9, max_iter=100):
         At the last Newton iterate before ``w_hat``; symmetric positive definite (at least :math:`n\\beta I`).
     """
     Z = _signed(X, y)
-    Z32 = Z.astype(np.float32)
     n, d = Z.shape
     beta = np.atleast_1d(_pos(beta, "beta"))
     rho = np.atleast_1d(_validate.in_range(rho, "rho", 0.0, 1.0, open_low=True, open_high=False))
-    beta, rho = np.broadcast_arrays(beta, rho)
+    beta, rho = _validate.broadcast(beta=beta, rho=rho)
+    if beta.ndim != 1:
+        raise ValueError(f"beta and rho must be scalars or 1-D (one entry per setting); got shape {beta.shape}")
+    tol = _validate.scalar(_validate.open_unit(tol, "tol"), "tol")
+    max_iter = _validate.integer(max_iter, "max_iter", 1, MAX_NEWTON)
+    with np.errstate(over="ignore"):
+        n_beta_finite = np.all(np.isfinite(n * beta))
+    if not n_beta_finite:
+        raise ValueError(f"n * beta overflows (n = {n} rows); beta must be at most {np.finfo(float).max / n:.3g}")
+    _validate.cells(beta.size * d * d, "the Hessians (settings x d x d)")
+    Z32 = Z.astype(np.float32)
     w_hat, hess = np.zeros((beta.size, d)), np.zeros((beta.size, d, d))
     w = np.zeros(d)
     eye = np.eye(d)
@@ -355,7 +438,7 @@ def mode(X, y, beta, rho, *, tol=1e-9, max_iter=100):
                 break
         else:
             raise ValueError(f"Newton's method did not converge in max_iter={max_iter} iterations "
-                             f"(beta={beta[s]:g}, rho={r:g})")
+                             f"(beta={beta[s]:g}, rho={r:g}, tol={tol:g})")
         # The Hessian of the last step, one step of size < tol before w_hat: only the proposal uses it.
         w_hat[s], hess[s] = w, H
     return w_hat, hess
@@ -386,8 +469,37 @@ class Samples(NamedTuple):
     w_hat: np.ndarray
 
 
+def _setting(setting):
+    """``(beta, rho, radius)`` of a :class:`Settings`, checked and broadcast to one 1-D shape."""
+    if not isinstance(setting, tuple) or len(setting) != 3:
+        raise _validate.ArgumentTypeError(f"setting must be a Settings (beta, rho, radius); got "
+                                          f"{type(setting).__name__} {setting!r:.60}")
+    beta = np.atleast_1d(_pos(setting[0], "setting.beta"))
+    rho = np.atleast_1d(_validate.in_range(setting[1], "setting.rho", 0.0, 1.0, open_low=True, open_high=False))
+    radius = np.atleast_1d(_validate._as_float(setting[2], "setting.radius"))
+    if not np.all(radius > 0):  # NaN fails too; inf (no truncation) is allowed
+        raise ValueError("setting.radius must be in (0, inf] (inf: no truncation)")
+    beta, rho, radius = _validate.broadcast(**{"setting.beta": beta, "setting.rho": rho, "setting.radius": radius})
+    if beta.ndim != 1 or beta.size == 0:
+        raise ValueError(f"setting's fields must be 1-D with one entry per setting; got shape {beta.shape}")
+    return beta, rho, radius
+
+
+def _mode_cache(mode_cache, S, d):
+    """``(w_hat, hessian)`` of shapes (S, d) and (S, d, d), finite."""
+    if not isinstance(mode_cache, tuple) or len(mode_cache) != 2:
+        raise _validate.ArgumentTypeError(f"mode_cache must be the pair (w_hat, hessian) of mode(); got "
+                                          f"{type(mode_cache).__name__}")
+    w_hat = _validate.in_range(mode_cache[0], "mode_cache w_hat", -np.inf, open_low=True)
+    H = _validate.in_range(mode_cache[1], "mode_cache hessian", -np.inf, open_low=True)
+    if w_hat.shape != (S, d) or H.shape != (S, d, d):
+        raise ValueError(f"mode_cache must hold arrays of shapes ({S}, {d}) and ({S}, {d}, {d}) (the settings and "
+                         f"the columns of X); got {w_hat.shape} and {H.shape}")
+    return w_hat, H
+
+
 def sample(X, y, setting: Settings, n_chains, n_sweeps, rng=None, *, mala_steps=0, mala_step=0.5,
-           independence=True, probe=None, thin=1, mode_cache=None):
+           independence=True, probe=None, thin=1, mode_cache=None, c=1.0):
     """Approximate draws from :math:`p_{\\beta,\\rho}(w \\mid D)` for every setting, many chains at once.
 
     Each chain starts from a draw of the Laplace approximation
@@ -424,24 +536,65 @@ def sample(X, y, setting: Settings, n_chains, n_sweeps, rng=None, *, mala_steps=
         Record the probe every ``thin``-th sweep.
     mode_cache : tuple (w_hat, hessian), optional
         Precomputed :func:`mode` for these settings.
+    c : float, default 1.0
+        The bound :math:`\\|x_i\\| \\le c` of Assumption 1 that the settings were
+        computed with (:func:`settings`); a row of ``X`` of larger norm (beyond
+        the rounding of a normalisation, :data:`NORM_SLACK`) is a ValueError, since
+        no privacy statement of this module holds for it.
 
     Returns
     -------
     Samples
+
+    Raises
+    ------
+    ValueError
+        For invalid input, for more than :data:`MAX_MARGINS` margins (rows x
+        settings x chains) or more than :data:`MAX_SAMPLER_WORK` margin evaluations
+        (times sweeps and kernel steps), and when Newton's method does not converge
+        (:func:`mode`).
     """
     rng = _validate.generator(rng)
     K = _validate.integer(n_chains, "n_chains")
     T = _validate.integer(n_sweeps, "n_sweeps")
     mala_steps = _validate.integer(mala_steps, "mala_steps", 0)
     h = _validate.scalar(_pos(mala_step, "mala_step"), "mala_step")
+    if not isinstance(independence, (bool, np.bool_)):
+        raise _validate.ArgumentTypeError(f"independence must be a bool; got {type(independence).__name__}")
     Z = _signed(X, y)
     n, d = Z.shape
-    beta, rho, radius = (np.atleast_1d(np.asarray(a, dtype=float)) for a in setting)
+    c = _scalar(c, "c")
+    norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
+    if not np.all(norms <= c * (1 + NORM_SLACK)):
+        i = int(np.argmax(norms))
+        raise ValueError(f"X must have rows of Euclidean norm at most c = {c:g} (Assumption 1, on which every "
+                         f"privacy statement rests); row {i} has norm {norms[i]:.6g}")
+    beta, rho, radius = _setting(setting)
+    S = beta.size
+    if S * K > _validate.MAX_CELLS // d or n * S * K > MAX_MARGINS:
+        raise ValueError(f"n_chains = {K} for {S} settings of {n} rows and {d} columns would need {n * S * K} "
+                         f"margins; at most {MAX_MARGINS} (and {_validate.MAX_CELLS} chain coordinates) are allowed")
+    work = n * S * K * T * (int(bool(independence)) + mala_steps)
+    if work > MAX_SAMPLER_WORK:
+        raise ValueError(f"n_sweeps = {T} with mala_steps = {mala_steps} would evaluate {work:.3g} margins; at most "
+                         f"{MAX_SAMPLER_WORK:.0e} are allowed")
+    thin = _validate.integer(thin, "thin")
+    if probe is not None:
+        probe = _validate.in_range(probe, "probe", -np.inf, open_low=True)
+        if probe.ndim not in (1, 2) or probe.shape[0] != d:
+            raise ValueError(f"probe must have shape ({d},) or ({d}, p); got {probe.shape}")
+        thin = _validate.integer(thin, "thin", 1, T)
+        _validate.cells(S * K * (T // thin) * (probe.shape[1] if probe.ndim == 2 else 1), "the trace")
     n_beta = n * beta
-    w_hat, H = mode(X, y, beta, rho) if mode_cache is None else mode_cache
-    S = w_hat.shape[0]
+    if mode_cache is None:
+        w_hat, H = mode(X, y, beta, rho)
+    else:
+        w_hat, H = _mode_cache(mode_cache, S, d)
     # H = L L^T; a draw of N(0, H^{-1}) is L^{-T} xi, and H^{-1} g = L^{-T} L^{-1} g.
-    L = np.linalg.cholesky(H)
+    try:
+        L = np.linalg.cholesky(H)
+    except np.linalg.LinAlgError as exc:
+        raise ValueError("mode_cache's Hessians must be symmetric positive definite") from exc
     Linv = np.linalg.inv(L)  # (S, d, d), lower triangular
 
     def gauss(shape_k):  # N(0, H^{-1}) draws (S, K, d) and their whitened norms
@@ -456,7 +609,6 @@ def sample(X, y, setting: Settings, n_chains, n_sweeps, rng=None, *, mala_steps=
         u = np.einsum("sij,skj->ski", Linv, G)
         return np.einsum("sji,skj->ski", Linv, u)
 
-    thin = _validate.integer(thin, "thin")
     if not (independence or mala_steps):
         raise ValueError("at least one kernel is needed: independence=True or mala_steps >= 1")
     dw, _ = gauss(K)
@@ -528,12 +680,22 @@ def effective_sample_size(trace):
     -------
     ndarray, shape (...)
         :math:`KT / (1 + 2\\sum_k \\hat\\rho_k)`.
+
+    Raises
+    ------
+    ValueError
+        If ``trace`` is not finite, has fewer than two axes or fewer than two
+        steps, or a chain set has zero variance (its autocorrelations are 0/0).
     """
-    x = np.asarray(trace, dtype=float)
+    x = _validate.in_range(trace, "trace", -np.inf, open_low=True)
+    if x.ndim < 2 or x.shape[-1] < 2 or x.shape[-2] < 1:
+        raise ValueError(f"trace must have shape (..., K, T) with K >= 1 chains of T >= 2 steps; got {x.shape}")
     K, T = x.shape[-2:]
     x = x - x.mean(axis=(-2, -1), keepdims=True)
     f = np.fft.rfft(x, n=2 * T, axis=-1)
     acov = np.fft.irfft(f * np.conj(f), axis=-1)[..., :T].mean(axis=-2) / T
+    if not np.all(acov[..., 0] > 0):
+        raise ValueError("trace has a chain set of zero variance (constant): its effective sample size is undefined")
     rho_ = acov / acov[..., :1]
     flat = rho_.reshape(-1, T)
     out = np.empty(flat.shape[0])
@@ -547,8 +709,13 @@ def effective_sample_size(trace):
 
 
 def error_rate(W, X, y):
-    """Share of misclassified rows (:math:`w^\\top x > 0` predicts 1) for every ``w`` in ``W`` (..., d)."""
-    pred = (np.tensordot(np.asarray(W, dtype=float), np.asarray(X, dtype=float), axes=([-1], [1])) > 0)
+    """Share of misclassified rows (:math:`w^\\top x > 0` predicts 1) for every ``w`` in ``W`` (..., d).
+
+    ``X`` finite of shape (n, d), ``y`` labels 0 and 1 of shape (n,), ``W`` finite.
+    """
+    X, y = _data(X, y)
+    W = _weights(W, X.shape[1])
+    pred = (np.tensordot(W, X, axes=([-1], [1])) > 0)
     return (pred != np.asarray(y, dtype=bool)).mean(axis=-1)
 
 

@@ -42,8 +42,10 @@ rows add: one removal plus one addition (:func:`worst_case` with ``rows >= 2``).
 
 from __future__ import annotations
 
+import collections.abc
 import functools
 import itertools
+import math
 
 import numpy as np
 
@@ -51,7 +53,7 @@ from . import _validate
 from .accounting import dp_to_rdp, min_order
 from .divergence import renyi_divergence_dirichlet
 from .neighbours import all_neighbours
-from .protocol import Mechanism, ModelCalibration, RenyiDP, register
+from .protocol import Mechanism, ModelCalibration, ReleaseSpec, RenyiDP, register
 
 #: Default prior pseudo-count of every cell: the uniform Dirichlet prior.
 DEFAULT_PRIOR = 1.0
@@ -63,6 +65,22 @@ _LOG_SCALE_FLOOR = -700.0
 
 # ----------------------------------------------------------------------------- inputs
 
+#: Largest number of (candidate pair x leading entry) cells that :func:`worst_case` and
+#: :func:`calibrate_scale` evaluate at once (a prior with thousands of distinct values
+#: has millions of ordered pairs; each calibration step evaluates all of them).
+MAX_CANDIDATE_CELLS = 10**7
+#: Largest number of ``d x d(d - 1)`` corner-pair evaluations of :func:`geumlek_bound`:
+#: d <= 63 (d = 60 takes about two seconds; it ran for minutes before the loop was vectorised).
+MAX_BOUND_PAIRS = 250_000
+#: Largest number of tables that :func:`brute_force_worst_case` enumerates.
+MAX_BRUTE_FORCE_TABLES = 10**5
+#: Largest number of quadrature nodes of :func:`gaussian_posterior_kl` (an O(nodes^3) eigenproblem).
+MAX_NODES = 2000
+#: Largest number of orders on :meth:`_PosteriorSampler.calibrate_dp`'s grid.
+MAX_ORDERS = 10**4
+#: The kinds of release: the data scaled (``"diffused"``) or the prior scaled (``"concentrated"``).
+KINDS = ("diffused", "concentrated")
+
 
 def _prior(prior, d=None):
     """The prior pseudo-counts as a vector of length ``d`` (a scalar is repeated)."""
@@ -70,10 +88,61 @@ def _prior(prior, d=None):
     if a.ndim == 0:
         if d is None:
             raise ValueError("a scalar prior needs the number of cells d")
-        return np.full(_validate.integer(d, "d", 2), float(a))
-    if a.ndim != 1 or a.size < 2 or (d is not None and a.size != d):
-        raise ValueError(f"prior must be a scalar or a vector of length d >= 2; got shape {a.shape}")
+        return np.full(_validate.cells(_validate.integer(d, "d", 2), "d"), float(a))
+    if a.ndim != 1 or a.size < 2 or (d is not None and a.size != _validate.integer(d, "d", 2)):
+        raise ValueError(f"prior must be a scalar or a vector of length d >= 2; got shape {a.shape}"
+                         + ("" if d is None else f" with d = {d}"))
     return a
+
+
+def _kind(kind):
+    """``kind`` if it is one of :data:`KINDS`; else a ValueError."""
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise ValueError(f"kind must be 'diffused' or 'concentrated'; got {kind!r:.60}")
+    return kind
+
+
+def _no_nan(value, names):
+    """``value`` if it holds no NaN; else a ValueError naming the arguments that led there.
+
+    The exact divergence is finite or ``inf``; NaN appears only where an
+    intermediate overflows (an order near the largest double), and a NaN must
+    never be read as a level (``max(0.0, nan)`` is 0).
+    """
+    if np.isnan(value).any():
+        raise ValueError(f"the divergence is not computable at these arguments ({names}): an intermediate "
+                         "overflows; use an order lam below 1e300")
+    return value
+
+
+def _finite(*params, names):
+    """A ValueError naming ``names`` unless every Dirichlet parameter in ``params`` is finite."""
+    if not all(np.isfinite(p).all() for p in params):
+        raise ValueError(f"the Dirichlet parameters overflow at these arguments ({names}): prior / scale or "
+                         "scale times the counts is beyond the double range")
+
+
+_NO_INDEX = object()
+
+
+def _spec(spec, index=_NO_INDEX):
+    """``(shapes, n_total)`` of a :class:`lib.protocol.ReleaseSpec` (and ``shapes[index]``), checked."""
+    if not isinstance(spec, ReleaseSpec):
+        raise _validate.ArgumentTypeError(f"spec must be a lib.protocol.ReleaseSpec; got {type(spec).__name__}")
+    shapes = tuple(spec.shapes) if isinstance(spec.shapes, (tuple, list)) else None
+    if not shapes:
+        raise ValueError(f"spec.shapes must be a non-empty sequence of (rows, d); got {spec.shapes!r:.60}")
+    checked = []
+    for k, shape in enumerate(shapes):
+        if not isinstance(shape, (tuple, list)) or len(shape) != 2:
+            raise ValueError(f"spec.shapes[{k}] must be a pair (rows, d); got {shape!r:.60}")
+        checked.append((_validate.integer(shape[0], f"spec.shapes[{k}] rows"),
+                        _validate.integer(shape[1], f"spec.shapes[{k}] d", 2)))
+    n_total = _validate.integer(spec.n_total, "spec.n_total")
+    if index is _NO_INDEX:
+        return tuple(checked), n_total
+    index = _validate.integer(index, "index", 0, len(checked) - 1)
+    return tuple(checked), n_total, checked[index]
 
 
 def _beta(x, y):
@@ -81,6 +150,16 @@ def _beta(x, y):
 
 
 # ----------------------------------------------------------------------------- divergences of one change
+
+
+def _change_inputs(scale, lam, **named):
+    """Validated ``scale`` (positive), ``lam`` (order above 1) and named arrays (``name=(value, positive)``)."""
+    out = {name: (_validate.positive(v, name) if pos else _validate.nonnegative(v, name))
+           for name, (v, pos) in named.items()}
+    out["scale"] = _validate.positive(scale, "scale")
+    out["lam"] = _validate.order(lam, "lam", strict=True)
+    _validate.broadcast(**out)
+    return out
 
 
 def move_divergence(base_i, base_j, x, y, scale, lam):
@@ -91,9 +170,20 @@ def move_divergence(base_i, base_j, x, y, scale, lam):
     :math:`u_j = b_j + s y` matter (``x = c_i >= 1``, ``y = c_j >= 0``), so this
     is the divergence of :math:`\\mathrm{Beta}(u_i, u_j)` from
     :math:`\\mathrm{Beta}(u_i - s, u_j + s)`, eq. (16) of Appendix E. Broadcasts.
+
+    ``base_i, base_j`` must be positive, ``x, y`` non-negative, ``scale`` positive,
+    ``lam`` in :math:`(1, \\infty)`, and the moved record must exist:
+    :math:`u_i - s = b_i + s(x - 1) > 0` (with ``x = 0`` the bases may already
+    include the data).
     """
-    ui, uj = base_i + scale * x, base_j + scale * y
-    return renyi_divergence_dirichlet(_beta(ui, uj), _beta(ui - scale, uj + scale), lam)
+    v = _change_inputs(scale, lam, base_i=(base_i, True), base_j=(base_j, True), x=(x, False), y=(y, False))
+    s = v["scale"]
+    ui, uj = v["base_i"] + s * v["x"], v["base_j"] + s * v["y"]
+    _finite(ui, uj + s, names="base_i, base_j, x, y, scale")
+    if not np.all(ui - s > 0):
+        raise ValueError("x must leave a record to move: base_i + scale * (x - 1) must be positive; got "
+                         f"{float(np.min(ui - s)):g}")
+    return _no_nan(renyi_divergence_dirichlet(_beta(ui, uj), _beta(ui - s, uj + s), v["lam"]), "lam")
 
 
 def add_divergence(base_j, base_total, c_j, n, scale, lam):
@@ -101,29 +191,60 @@ def add_divergence(base_j, base_total, c_j, n, scale, lam):
 
     ``c_j <= n`` are the bin's count and the row total before the addition; the
     divergence is that of :math:`\\mathrm{Beta}(u_j, u_0 - u_j)` from
-    :math:`\\mathrm{Beta}(u_j + s, u_0 - u_j)`. Broadcasts.
+    :math:`\\mathrm{Beta}(u_j + s, u_0 - u_j)`. Broadcasts. ``base_total`` (the
+    prior's total) must exceed ``base_j``.
     """
-    uj = base_j + scale * c_j
-    rest = base_total - base_j + scale * (n - c_j)
-    return renyi_divergence_dirichlet(_beta(uj, rest), _beta(uj + scale, rest), lam)
+    v = _change_inputs(scale, lam, base_j=(base_j, True), base_total=(base_total, True), c_j=(c_j, False),
+                       n=(n, False))
+    uj, rest = _row_split(v["base_j"], v["base_total"], v["c_j"], v["n"], v["scale"], "base_j", "c_j")
+    _finite(uj + v["scale"], rest, names="base_j, base_total, c_j, n, scale")
+    return _no_nan(renyi_divergence_dirichlet(_beta(uj, rest), _beta(uj + v["scale"], rest), v["lam"]),
+                   "lam")
 
 
 def remove_divergence(base_i, base_total, c_i, n, scale, lam):
-    """:math:`D_\\lambda(\\mathrm{Dir}(u) \\| \\mathrm{Dir}(u - s e_i))`: one record removed from bin :math:`i` (``c_i >= 1``)."""
-    ui = base_i + scale * c_i
-    rest = base_total - base_i + scale * (n - c_i)
-    return renyi_divergence_dirichlet(_beta(ui, rest), _beta(ui - scale, rest), lam)
+    """:math:`D_\\lambda(\\mathrm{Dir}(u) \\| \\mathrm{Dir}(u - s e_i))`: one record removed from bin :math:`i` (``c_i >= 1``).
+
+    ``c_i <= n``; ``base_total`` must exceed ``base_i``, and the removed record
+    must exist: :math:`b_i + s(c_i - 1) > 0`.
+    """
+    v = _change_inputs(scale, lam, base_i=(base_i, True), base_total=(base_total, True), c_i=(c_i, False),
+                       n=(n, False))
+    ui, rest = _row_split(v["base_i"], v["base_total"], v["c_i"], v["n"], v["scale"], "base_i", "c_i")
+    _finite(ui, rest, names="base_i, base_total, c_i, n, scale")
+    if not np.all(ui - v["scale"] > 0):
+        raise ValueError("c_i must leave a record to remove: base_i + scale * (c_i - 1) must be positive; got "
+                         f"{float(np.min(ui - v['scale'])):g}")
+    return _no_nan(renyi_divergence_dirichlet(_beta(ui, rest), _beta(ui - v["scale"], rest), v["lam"]),
+                   "lam")
+
+
+def _row_split(base, base_total, c, n, scale, base_name, count_name):
+    """``(u_k, u_0 - u_k)`` of a row with ``c`` of its ``n`` records in bin ``k``, checked."""
+    if not np.all(base_total > base):
+        raise ValueError(f"base_total must exceed {base_name} (the prior's total includes the other cells)")
+    if not np.all(c <= n):
+        raise ValueError(f"{count_name} must be at most n (the row's total)")
+    return base + scale * c, base_total - base + scale * (n - c)
 
 
 # ----------------------------------------------------------------------------- worst cases
 
 
 def _pairs(base):
-    """Distinct ``(b_i, b_j)`` over ordered pairs ``i != j``, and distinct ``b_j``."""
-    d = base.size
-    i, j = np.nonzero(~np.eye(d, dtype=bool))
-    pairs = np.unique(np.stack([base[i], base[j]], axis=1), axis=0)
-    return pairs, np.unique(base)
+    """Distinct ``(b_i, b_j)`` over ordered pairs ``i != j``, and distinct ``b_j``.
+
+    Built from the distinct values (a value paired with itself only if it occurs
+    twice), in the lexicographic order of ``np.unique(..., axis=0)``: no ``d x d``
+    array, so a scalar prior over many cells costs nothing.
+    """
+    values, counts = np.unique(base, return_counts=True)
+    k = values.size
+    _validate.cells(k * k, "the ordered pairs of distinct prior values", MAX_CANDIDATE_CELLS,
+                    f" ({k} distinct values)")
+    same = np.eye(k, dtype=bool)
+    i, j = np.nonzero(~same | (same & (counts > 1)[:, None]))
+    return np.stack([values[i], values[j]], axis=1), values
 
 
 def _move_vertices(n_total, d, rows):
@@ -147,6 +268,7 @@ class _Candidates:
 
     def __init__(self, a, n_total, rows):
         pairs, singles = _pairs(a)
+        self.size = 3 * len(pairs) + (6 * singles.size if rows > 1 else 0)
         xy = _move_vertices(n_total, a.size, rows)
         k = len(xy)
         # columns: base of the first coordinate, base of the second, count x, count y
@@ -173,16 +295,20 @@ def _evaluate(cand, scale, lam, kind):
     def beta(table):
         return (table[:, 0] / b_div + step * table[:, 2], table[:, 1] / b_div + step * table[:, 3])
 
-    ui, uj = beta(cand.move)
-    u = [np.stack([ui, uj], -1)]
-    v = [np.stack([ui - step, uj + step], -1)]
-    if cand.rows > 1:
-        for table, sign in ((cand.add, 1.0), (cand.remove, -1.0)):
-            x, rest = beta(table)
-            u.append(np.stack([x, rest], -1))
-            v.append(np.stack([x + sign * step, rest], -1))
+    with np.errstate(over="ignore"):  # an overflow is refused below (_finite)
+        ui, uj = beta(cand.move)
+        u = [np.stack([ui, uj], -1)]
+        v = [np.stack([ui - step, uj + step], -1)]
+        if cand.rows > 1:
+            for table, sign in ((cand.add, 1.0), (cand.remove, -1.0)):
+                x, rest = beta(table)
+                u.append(np.stack([x, rest], -1))
+                v.append(np.stack([x + sign * step, rest], -1))
     lead = np.shape(scale)
+    _validate.cells(cand.size * max(int(np.prod(lead)), 1), "the candidate pairs times the scales and orders",
+                    MAX_CANDIDATE_CELLS)
     u, v = (np.concatenate([np.broadcast_to(x, lead + x.shape[-2:]) for x in z], axis=-2) for z in (u, v))
+    _finite(u, v, names="prior, scale, n_total")
     div = renyi_divergence_dirichlet(u, v, lam[..., None])
     m = len(cand.move)
     move = div[..., :m].max(axis=-1)
@@ -235,11 +361,10 @@ def worst_case(prior, scale, lam, n_total, *, rows=1, d=None, kind="diffused", p
     lam = _validate.order(lam, "lam", strict=True)
     N = _validate.integer(n_total, "n_total")
     rows = _validate.integer(rows, "rows")
-    if kind not in ("diffused", "concentrated"):
-        raise ValueError(f"kind must be 'diffused' or 'concentrated'; got {kind!r}")
+    kind = _kind(kind)
     scale, lam = _validate.broadcast(scale=scale, lam=lam)
     move, cross = _evaluate(_Candidates(a, N, rows), scale, lam, kind)
-    worst = np.maximum(move, cross)
+    worst = _no_nan(np.maximum(move, cross), "lam, scale")
     if parts:
         return worst[()], move[()], cross[()]
     return worst[()]
@@ -254,9 +379,15 @@ def critical_order(prior, scale, *, kind="diffused"):
     A record added to (or moved into) a bin with base :math:`b_j` and no data gives
     :math:`w_j = b_j - (\\lambda - 1)s` in eq. (16), which must be positive.
     """
-    a = _validate.positive(prior, "prior")
+    a = _prior(prior, 2) if np.ndim(prior) == 0 else _prior(prior)
     scale = _validate.positive(scale, "scale")
-    return (1 + a.min() / scale)[()]
+    _kind(kind)
+    with np.errstate(over="ignore"):
+        out = 1 + a.min() / scale
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"the critical order 1 + min(prior) / scale overflows; got prior minimum {a.min():g} "
+                         f"and scale minimum {scale.min():g}")
+    return out[()]
 
 
 def geumlek_bound(prior, scale, lam, n, *, kind="diffused", scale_corners=True):
@@ -278,18 +409,25 @@ def geumlek_bound(prior, scale, lam, n, *, kind="diffused", scale_corners=True):
     scale = _validate.scalar(_validate.positive(scale, "scale"), "scale")
     lam = _validate.order(lam, "lam", strict=True)
     n = _validate.integer(n, "n")
-    base, s = (a, scale) if kind == "diffused" else (a / scale, 1.0)
+    kind = _kind(kind)
     d = a.size
+    _validate.cells(d * d * (d - 1), "geumlek_bound's d * d(d - 1) corner pairs", MAX_BOUND_PAIRS,
+                    f" (a prior of d = {d} cells; d <= 63)")
+    _validate.cells(d * d * (d - 1) * max(lam.size, 1), "one corner's pairs times the orders", MAX_CANDIDATE_CELLS)
+    base, s = (a, scale) if kind == "diffused" else (a / scale, 1.0)
     corner_mass = s * n if (kind != "diffused" or scale_corners) else n
+    eye = np.eye(d)
+    i, j = (np.array(t) for t in zip(*itertools.permutations(range(d), 2)))
+    step = s * (eye[j] - eye[i])  # row p: s (e_j - e_i) of the p-th ordered pair
     out = np.zeros(lam.shape)
     for k in range(d):
-        u = base + corner_mass * np.eye(d)[k]
-        for i, j in itertools.permutations(range(d), 2):
-            v = u + s * (np.eye(d)[j] - np.eye(d)[i])
-            if np.any(v <= 0):
-                return np.full(lam.shape, np.inf)[()]
-            out = np.maximum(out, renyi_divergence_dirichlet(u, v, lam))
-    return out[()]
+        u = base + corner_mass * eye[k]  # every record in bin k
+        v = u + step
+        _finite(u, v, names="prior, scale, n")
+        if np.any(v <= 0):
+            return np.full(lam.shape, np.inf)[()]
+        out = np.maximum(out, renyi_divergence_dirichlet(u, v, lam[..., None]).max(axis=-1))
+    return _no_nan(out, "lam")[()]
 
 
 def _compositions(n, k):
@@ -299,20 +437,28 @@ def _compositions(n, k):
         yield [cuts[t + 1] - cuts[t] - 1 for t in range(k)]
 
 
-def brute_force_worst_case(prior, scale, lam, n_total, *, rows=1, kind="diffused"):
+def brute_force_worst_case(prior, scale, lam, n_total, *, rows=1, kind="diffused", d=None):
     """:func:`worst_case` by enumeration: every table of ``rows`` x ``d`` counts summing to ``n_total``.
 
     Every replace-one neighbour of every table (the moves among
     :func:`lib.neighbours.all_neighbours` of the flattened table), the
     divergence of the whole table (rows released independently, so their
     divergences add), both directions. Exponential in the table size: for
-    tests and small examples only.
+    tests and small examples only; at most :data:`MAX_BRUTE_FORCE_TABLES`
+    tables (a ValueError beyond).
     """
-    a = _prior(prior)
+    a = _prior(prior, d)
     lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
     scale = _validate.scalar(_validate.positive(scale, "scale"), "scale")
     N = _validate.integer(n_total, "n_total")
+    rows = _validate.integer(rows, "rows")
+    kind = _kind(kind)
     d = a.size
+    n_tables = math.comb(N + rows * d - 1, rows * d - 1)
+    if n_tables > MAX_BRUTE_FORCE_TABLES:
+        raise ValueError(f"n_total = {N} over rows x d = {rows} x {d} cells (prior of length {d}) gives "
+                         f"{n_tables:.3g} tables; at most "
+                         f"{MAX_BRUTE_FORCE_TABLES} are enumerated (use worst_case)")
     base, s = (a, scale) if kind == "diffused" else (a / scale, 1.0)
     worst = 0.0
     for flat in _compositions(N, rows * d):
@@ -321,7 +467,8 @@ def brute_force_worst_case(prior, scale, lam, n_total, *, rows=1, kind="diffused
         nb = nb[nb.sum(axis=1) == N]  # replace-one: the moves
         u = (base + s * flat.reshape(rows, d))[None]
         v = base + s * nb.reshape(-1, rows, d)
-        div = renyi_divergence_dirichlet(u, v, lam).sum(axis=-1)
+        _finite(u, v, names="prior, scale, n_total")
+        div = _no_nan(renyi_divergence_dirichlet(u, v, lam).sum(axis=-1), "lam")
         worst = max(worst, float(div.max()))
     return worst
 
@@ -363,15 +510,18 @@ def calibrate_scale(epsilon, lam, prior, n_total, *, rows=1, d=None, kind="diffu
     epsilon = _validate.positive(epsilon, "epsilon")
     lam = _validate.order(lam, "lam", strict=True)
     N = _validate.integer(n_total, "n_total")
+    rows = _validate.integer(rows, "rows")
+    kind = _kind(kind)
     epsilon, lam = _validate.broadcast(epsilon=epsilon, lam=lam)
     shape = epsilon.shape
     eps, L = epsilon.ravel(), lam.ravel()
 
     cand = _Candidates(a, N, rows)
+    _validate.cells(cand.size * max(eps.size, 1), "the candidate pairs times the targets", MAX_CANDIDATE_CELLS)
 
     def excess(t, which):  # worst case minus target: <= 0 is feasible
         move, cross = _evaluate(cand, np.exp(t), L[which], kind)
-        return np.maximum(move, cross) - eps[which]
+        return _no_nan(np.maximum(move, cross), "lam") - eps[which]
 
     done = excess(np.zeros(eps.size), np.arange(eps.size)) <= 0
     hi = np.zeros(eps.size)
@@ -427,49 +577,146 @@ def calibrate_scale(epsilon, lam, prior, n_total, *, rows=1, d=None, kind="diffu
 
 
 class _PosteriorSampler(Mechanism):
-    """One draw from :math:`\\mathrm{Dir}(b + s c)` per count vector (base :math:`b`, data scale :math:`s`)."""
+    """One draw from :math:`\\mathrm{Dir}(b + s c)` per count vector (base :math:`b`, data scale :math:`s`).
+
+    Parameters
+    ----------
+    scale : float
+        :math:`r` (diffused) or :math:`m` (concentrated), in :math:`(0, 1]`.
+    prior : float or array_like, shape (d,)
+        The pseudo-counts :math:`a > 0` (a scalar is repeated over the cells).
+    lam, epsilon : float, optional
+        The :math:`(\\lambda, \\varepsilon)`-RDP the object states, given together
+        with ``n_total`` and the dimension ``d`` (or a prior of length ``d``). It is
+        checked: the exact worst case over the neighbours of a ``(rows, d)`` table of
+        ``n_total`` records (:func:`worst_case`) must be at most ``epsilon``, else a
+        ValueError (a level that is not met is never stated).
+    rows : int, default 1
+        Rows of each released table (see :func:`worst_case`).
+    n_total : int, optional
+        :math:`N`, the public number of records.
+    d : int, optional
+        Cells of each released vector. The worst case depends on it (at
+        :math:`r = 0.1`, :math:`\\lambda = 5`, :math:`N = 30000`: 0.0497 for d = 2,
+        0.0818 for d = 3), so an object states a guarantee only for its ``d`` and
+        releases only vectors of that length.
+
+    Notes
+    -----
+    An object that states a guarantee releases only the tables it covers:
+    ``counts`` of shape ``(..., d)`` (one row) or ``(..., rows, d)``, whole
+    numbers, each table holding at most ``n_total`` records, and exactly
+    ``n_total`` for one row of two cells (there the worst case over a smaller
+    total can be larger). Anything else is a ValueError.
+    """
 
     kind = "diffused"
     #: The prior pseudo-count of every cell used by the calibrations.
     prior = DEFAULT_PRIOR
 
-    def __init__(self, scale, prior=DEFAULT_PRIOR, *, lam=None, epsilon=None, rows=1, n_total=None):
+    def __init__(self, scale, prior=DEFAULT_PRIOR, *, lam=None, epsilon=None, rows=1, n_total=None, d=None):
         self.scale = _validate.scalar(_validate.in_range(scale, "scale", 0.0, 1.0, open_low=True,
                                                          open_high=False), "scale")
-        self.prior_value = _validate.positive(prior, "prior")
-        self.lam, self.epsilon, self.rows, self.n_total = lam, epsilon, rows, n_total
+        prior = _validate.positive(prior, "prior")
+        if prior.ndim > 1 or (prior.ndim == 1 and prior.size < 2):
+            raise ValueError(f"prior must be a scalar or a vector of length d >= 2; got shape {prior.shape}")
+        if d is not None:
+            d = _validate.integer(d, "d", 2)
+            if prior.ndim == 1 and prior.size != d:
+                raise ValueError(f"prior has {prior.size} entries but d = {d}")
+        elif prior.ndim == 1:
+            d = prior.size
+        self.prior_value, self.d = prior, d
+        self.rows = _validate.integer(rows, "rows")
+        given = [name for name, v in (("lam", lam), ("epsilon", epsilon), ("n_total", n_total)) if v is not None]
+        if not given:
+            self.lam = self.epsilon = self.n_total = None
+            return
+        if len(given) < 3:
+            raise ValueError(f"lam, epsilon and n_total state a guarantee together; got only {', '.join(given)}")
+        if d is None:
+            raise ValueError("d (the cells of each released vector) is needed to state a guarantee: the worst case "
+                             "depends on it; pass d, or a prior vector of length d")
+        self.lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
+        self.epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
+        self.n_total = _validate.integer(n_total, "n_total")
+        spent = self.guarantee.curve(self.lam)
+        if not spent <= self.epsilon:
+            raise ValueError(f"{type(self).__name__}({'r' if self.kind == 'diffused' else 'm'}={self.scale:.6g}) is "
+                             f"({self.lam:g}, {spent:.6g})-RDP on ({self.rows}, {d}) tables of n_total = "
+                             f"{self.n_total} records, above epsilon = {self.epsilon:g}")
 
     def base_and_step(self, d):
         """The base :math:`b` (length ``d``) and the data scale :math:`s` of the release."""
+        d = _validate.integer(d, "d", 2)
+        if self.d is not None and d != self.d:
+            raise ValueError(f"d must be {self.d} (the object's dimension); got {d}")
         a = np.broadcast_to(self.prior_value, (d,)).astype(float)
-        return (a, self.scale) if self.kind == "diffused" else (a / self.scale, 1.0)
+        with np.errstate(over="ignore"):  # refused by concentration()
+            return (a, self.scale) if self.kind == "diffused" else (a / self.scale, 1.0)
 
     def concentration(self, counts):
-        """The Dirichlet parameters :math:`b + s c`."""
+        """The Dirichlet parameters :math:`b + s c` (finite: an overflow is a ValueError)."""
         counts = _validate.vectors(counts, "counts", positive_entries=False)
+        if self.d is not None and counts.shape[-1] != self.d:
+            raise ValueError(f"counts must have d = {self.d} entries along the last axis; got shape {counts.shape}")
         b, s = self.base_and_step(counts.shape[-1])
-        return counts * s + b
+        with np.errstate(over="ignore"):
+            out = counts * s + b
+        if not np.isfinite(out).all():
+            raise ValueError("the Dirichlet parameters b + s * counts overflow: counts too large, or prior / scale "
+                             "beyond the double range")
+        return out
+
+    def _covered(self, counts):
+        """A ValueError unless ``counts`` are tables that the stated guarantee covers (class notes)."""
+        counts = _validate.vectors(counts, "counts", positive_entries=False)
+        if self.lam is None:
+            return
+        if self.rows > 1 and (counts.ndim < 2 or counts.shape[-2] != self.rows):
+            raise ValueError(f"counts must be tables of shape (..., {self.rows}, {self.d}) (the stated guarantee's "
+                             f"rows and d); got shape {counts.shape}")
+        if not np.all(counts == np.floor(counts)):
+            raise ValueError("counts must be whole numbers (counts of records) for the stated guarantee to hold")
+        totals = counts.sum(axis=-1) if self.rows == 1 else counts.sum(axis=(-2, -1))
+        if self.rows == 1 and self.d == 2:
+            if not np.all(totals == self.n_total):
+                raise ValueError(f"counts must total n_total = {self.n_total} in every vector (the stated guarantee "
+                                 f"of one row of two cells is for that total only); got totals from "
+                                 f"{totals.min():g} to {totals.max():g}")
+        elif not np.all(totals <= self.n_total):
+            raise ValueError(f"counts must hold at most n_total = {self.n_total} records per table (the stated "
+                             f"guarantee's N); got {totals.max():g}")
 
     def release(self, counts, rng=None):
-        """One draw per vector along the last axis (normalised Gamma variables)."""
+        """One draw per vector along the last axis (normalised Gamma variables).
+
+        An object that states a guarantee refuses tables it does not cover (class notes).
+        """
         rng = _validate.generator(rng)
+        if self.lam is not None:
+            self._covered(counts)
         y = rng.standard_gamma(self.concentration(counts))
-        y /= y.sum(axis=-1, keepdims=True)
-        if not np.all(y > 0):  # pragma: no cover - needs a prior far below 1
-            raise ValueError("a released probability underflowed to zero; use a larger prior")
+        with np.errstate(over="ignore"):  # an infinite total is refused below
+            total = y.sum(axis=-1, keepdims=True)
+        y /= total
+        if not np.all(y > 0):
+            if not np.all(np.isfinite(total)):
+                raise ValueError("counts are too large: the sum of the Gamma draws overflows")
+            raise ValueError("a released probability underflowed to zero; use a larger prior")  # pragma: no cover
         return y
 
     @property
     def guarantee(self):
-        """:math:`(\\lambda, \\varepsilon)`-RDP at the calibrated order, with the curve :math:`\\lambda' \\mapsto` worst case."""
+        """:math:`(\\lambda, \\varepsilon)`-RDP at the calibrated order, with the curve :math:`\\lambda' \\mapsto` worst case.
+
+        The curve is :func:`worst_case` for the object's ``(rows, d)`` tables of
+        ``n_total`` records; None for an object built without a target.
+        """
         if self.lam is None:
             return None
-        cls, scale, prior, rows, n = type(self), self.scale, self.prior_value, self.rows, self.n_total
-        d = getattr(self, "d", 2)
-
-        def curve(lam):
-            return worst_case(np.broadcast_to(prior, (d,)), scale, lam, n, rows=rows, kind=cls.kind)
-
+        curve = functools.partial(worst_case, np.broadcast_to(self.prior_value, (self.d,)), self.scale,
+                                  n_total=self.n_total, rows=self.rows, kind=type(self).kind)
         return RenyiDP(self.lam, self.epsilon, curve)
 
     def __repr__(self):
@@ -478,21 +725,21 @@ class _PosteriorSampler(Mechanism):
 
     @classmethod
     def _build(cls, scale, epsilon, lam, rows, d, n_total):
-        obj = cls(scale, cls.prior, lam=float(lam), epsilon=float(epsilon), rows=rows, n_total=n_total)
-        obj.d = d
-        return obj
+        return cls(scale, cls.prior, lam=float(lam), epsilon=float(epsilon), rows=rows, n_total=n_total, d=d)
 
     @classmethod
     def release_key(cls, spec, index):
         """Releases of the same shape ``(rows, d)`` share one object."""
-        return tuple(spec.shapes[index])
+        return _spec(spec, index)[2]
 
     @classmethod
     def for_release_rdp(cls, epsilon, lam, spec, index):
         """The largest scale whose exact worst case over release ``index``'s neighbours is ``epsilon``."""
-        rows, d = spec.shapes[index]
-        scale = calibrate_scale(epsilon, lam, cls.prior, spec.n_total, rows=rows, d=d, kind=cls.kind)
-        return cls._build(scale, epsilon, lam, rows, d, spec.n_total)
+        epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
+        lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
+        _, n_total, (rows, d) = _spec(spec, index)
+        scale = calibrate_scale(epsilon, lam, cls.prior, n_total, rows=rows, d=d, kind=cls.kind)
+        return cls._build(scale, epsilon, lam, rows, d, n_total)
 
     @classmethod
     def calibrate_rdp_grid(cls, epsilons, lam, spec):
@@ -502,15 +749,18 @@ class _PosteriorSampler(Mechanism):
         every release at :math:`(\\lambda, \\varepsilon/m)`, as :meth:`calibrate_rdp`.
         """
         epsilons = np.atleast_1d(_validate.positive(epsilons, "epsilons"))
+        if epsilons.ndim != 1:
+            raise ValueError(f"epsilons must be a scalar or a 1-D sequence; got shape {epsilons.shape}")
         lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
-        per = epsilons / spec.n_releases
-        shapes = sorted(set(map(tuple, spec.shapes)))
-        scales = {sh: np.atleast_1d(calibrate_scale(per, lam, cls.prior, spec.n_total, rows=sh[0], d=sh[1],
+        spec_shapes, n_total = _spec(spec)
+        per = epsilons / len(spec_shapes)
+        shapes = sorted(set(spec_shapes))
+        scales = {sh: np.atleast_1d(calibrate_scale(per, lam, cls.prior, n_total, rows=sh[0], d=sh[1],
                                                     kind=cls.kind)) for sh in shapes}
         out = []
         for e, eps in enumerate(per):
-            built = {sh: cls._build(float(scales[sh][e]), eps, lam, sh[0], sh[1], spec.n_total) for sh in shapes}
-            out.append(ModelCalibration(cls.name, True, tuple(built[tuple(sh)] for sh in spec.shapes),
+            built = {sh: cls._build(float(scales[sh][e]), eps, lam, sh[0], sh[1], n_total) for sh in shapes}
+            out.append(ModelCalibration(cls.name, True, tuple(built[sh] for sh in spec_shapes),
                                         {"lam": lam, "epsilon_release": float(eps)}))
         return out
 
@@ -518,34 +768,52 @@ class _PosteriorSampler(Mechanism):
     def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None, n_orders=48):
         """All releases at one order, composed in RDP, converted once by eq. (14) (Appendix B).
 
-        The order is chosen on a grid of ``n_orders`` orders, log-spaced in
+        The order is chosen on a grid of ``n_orders`` orders (an integer in
+        [1, :data:`MAX_ORDERS`]), log-spaced in
         :math:`\\lambda - \\lambda_0` from :math:`10^{-3}\\lambda_0` to
         :math:`\\min(1/\\delta, 10^4)` (:math:`\\lambda_0` =
         :func:`lib.accounting.min_order`), as the one that maximises the mean of
         :math:`\\log s` over the releases: a larger scale is a release closer to
-        the true posterior, and the rule uses public quantities only.
+        the true posterior, and the rule uses public quantities only. Invalid
+        arguments raise; a target that no scale meets gives ``attained=False``
+        with the reason.
         """
-        key = (cls.name, float(epsilon_hat), float(delta), tuple(spec.shapes), int(spec.n_total), float(cls.prior))
+        epsilon_hat = _validate.scalar(_validate.positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
+        delta = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
+        spec_shapes, n_total = _spec(spec)
+        n_orders = _validate.integer(n_orders, "n_orders", 1, MAX_ORDERS)
+        if cache is not None and not isinstance(cache, collections.abc.MutableMapping):
+            raise _validate.ArgumentTypeError(f"cache must be None or a dict; got {type(cache).__name__}")
+        key = (cls.name, epsilon_hat, delta, tuple(spec.shapes), n_total, float(cls.prior))
         if cache is not None and key in cache:
             return cache[key]
+        lam0 = min_order(epsilon_hat, delta)
+        top = min(1 / delta, 1e4)
+        if not top > lam0:
+            out = ModelCalibration(cls.name, False, (), {
+                "reason": f"no order on the grid: min(1/delta, 1e4) = {top:g} is not above the smallest order "
+                          f"{lam0:g} that can reach epsilon_hat = {epsilon_hat:g} at delta = {delta:g}"})
+            if cache is not None:
+                cache[key] = out
+            return out
         try:
-            lam0 = min_order(epsilon_hat, delta)
-            top = min(1 / delta, 1e4)
-            lams = lam0 + np.geomspace(1e-3 * lam0, top - lam0, int(n_orders))
-            eps = dp_to_rdp(epsilon_hat, lams, delta, n_releases=spec.n_releases)
-            shapes = sorted(set(spec.shapes))
-            logs = {sh: np.log(calibrate_scale(eps, lams, cls.prior, spec.n_total, rows=sh[0], d=sh[1],
-                                               kind=cls.kind)) for sh in shapes}
-            score = np.mean([logs[sh] for sh in spec.shapes], axis=0)
+            lams = lam0 + np.geomspace(1e-3 * lam0, top - lam0, n_orders)
+            eps = dp_to_rdp(epsilon_hat, lams, delta, n_releases=len(spec_shapes))
+            shapes = sorted(set(spec_shapes))
+            scales = {sh: calibrate_scale(eps, lams, cls.prior, n_total, rows=sh[0], d=sh[1], kind=cls.kind)
+                      for sh in shapes}
+            logs = {sh: np.log(scales[sh]) for sh in shapes}
+            score = np.mean([logs[sh] for sh in spec_shapes], axis=0)
             best = int(np.argmax(score))
         except ValueError as exc:
             out = ModelCalibration(cls.name, False, (), {"reason": str(exc)})
         else:
-            built = {sh: cls._build(float(np.exp(logs[sh][best])), eps[best], lams[best], sh[0], sh[1],
-                                    spec.n_total) for sh in shapes}
+            # the calibrated scale itself, not exp(log(scale)): one ulp above it may miss the target
+            built = {sh: cls._build(float(np.atleast_1d(scales[sh])[best]), eps[best], lams[best], sh[0], sh[1],
+                                    n_total) for sh in shapes}
             params = {"lam": float(lams[best]), "epsilon_rdp": float(eps[best]),
                       "scale": {sh: b.scale for sh, b in built.items()}}
-            out = ModelCalibration(cls.name, True, tuple(built[sh] for sh in spec.shapes), params)
+            out = ModelCalibration(cls.name, True, tuple(built[sh] for sh in spec_shapes), params)
         if cache is not None:
             cache[key] = out
         return out
@@ -582,13 +850,14 @@ class TruePosterior(_PosteriorSampler):
     @classmethod
     def for_release_rdp(cls, epsilon, lam, spec, index):
         """The true posterior if its exact worst case meets the target; a ValueError otherwise."""
-        rows, d = spec.shapes[index]
-        spent = worst_case(cls.prior, 1.0, lam, spec.n_total, rows=rows, d=d)
+        epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
+        lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
+        _, n_total, (rows, d) = _spec(spec, index)
+        spent = worst_case(cls.prior, 1.0, lam, n_total, rows=rows, d=d)
         if not spent <= epsilon:
-            raise ValueError(f"the true posterior is ({lam:g}, {spent:.6g})-RDP, above epsilon = {epsilon:g}")
-        obj = cls(cls.prior, lam=float(lam), epsilon=float(epsilon), rows=rows, n_total=spec.n_total)
-        obj.d = d
-        return obj
+            raise ValueError(f"the true posterior is ({lam:g}, {spent:.6g})-RDP (at lam = {lam:g}), above "
+                             f"epsilon = {epsilon:g}")
+        return cls(cls.prior, lam=lam, epsilon=epsilon, rows=rows, n_total=n_total, d=d)
 
     @classmethod
     def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
@@ -610,15 +879,53 @@ def gaussian_sigma(epsilon, lam, sensitivity=1.0, *, printed=False):
     epsilon = _validate.positive(epsilon, "epsilon")
     lam = _validate.order(lam, "lam")
     sensitivity = _validate.positive(sensitivity, "sensitivity")
-    return (sensitivity * np.sqrt(lam / ((1 if printed else 2) * epsilon)))[()]
+    with np.errstate(over="ignore"):
+        sigma = sensitivity * np.sqrt(lam / ((1 if printed else 2) * epsilon))
+    if not np.all(np.isfinite(sigma)):
+        raise ValueError("sigma overflows: lam / epsilon (times sensitivity^2) is beyond the double range")
+    return sigma[()]
+
+
+def _trials(successes, n, *, scalar=False):
+    """``(successes, n)``: ``n`` an integer >= 1, ``successes`` real in [0, n] (a scalar if ``scalar``)."""
+    n = _validate.integer(n, "n")
+    successes = _validate.in_range(successes, "successes", 0.0, float(n), open_low=False, open_high=False)
+    if scalar:
+        successes = _validate.scalar(successes, "successes")
+    return successes, n
+
+
+def _size(size):
+    """A ``size`` argument of numpy's generators: None, an integer >= 0 or a tuple of them (bounded)."""
+    if size is None:
+        return None
+    shape = (size,) if isinstance(size, (int, np.integer)) and not isinstance(size, (bool, np.bool_)) else size
+    if not isinstance(shape, tuple):
+        raise _validate.ArgumentTypeError(f"size must be None, an integer or a tuple of integers; got "
+                                          f"{type(size).__name__}")
+    shape = tuple(_validate.integer(k, "size", 0) for k in shape)
+    _validate.cells(math.prod(shape), "size")
+    return size
 
 
 def gaussian_posterior_params(successes, n, prior, sigma, rng, size):
-    """Beta parameters of the Gaussian baseline: the statistic plus noise, clamped to [0, n], then the posterior."""
+    """Beta parameters of the Gaussian baseline: the statistic plus noise, clamped to [0, n], then the posterior.
+
+    ``successes`` in [0, n] (broadcast against ``size``), ``n`` an integer >= 1,
+    ``prior`` the two pseudo-counts (a scalar is repeated), ``sigma > 0``.
+    Returns an array of shape ``broadcast(successes, size) + (2,)``.
+    """
+    successes, n = _trials(successes, n)
+    a0, b0 = _prior(prior, 2)
+    sigma = _validate.scalar(_validate.positive(sigma, "sigma"), "sigma")
+    size = _size(size)
+    try:
+        np.broadcast_shapes(successes.shape, () if size is None else tuple(np.atleast_1d(size).tolist()))
+    except ValueError as exc:
+        raise ValueError(f"successes of shape {successes.shape} does not broadcast against size {size!r}") from exc
     rng = _validate.generator(rng)
     noisy = np.clip(successes + sigma * rng.standard_normal(size), 0, n)
-    a, b = _prior(prior, 2)
-    return np.stack([a[0] + noisy, a[1] + n - noisy], axis=-1)
+    return np.stack([a0 + noisy, b0 + n - noisy], axis=-1)
 
 
 
@@ -647,10 +954,11 @@ def gaussian_posterior_kl(successes, n, prior, sigma, *, nodes=400):
     """
     from scipy import special, stats
 
+    successes, n = _trials(successes, n, scalar=True)
     a0, b0 = _prior(prior, 2)
     sigma = _validate.scalar(_validate.positive(sigma, "sigma"), "sigma")
     post = stats.beta(a0 + successes, b0 + n - successes)
-    x, wx = _legendre(_validate.integer(nodes, "nodes", 8))
+    x, wx = _legendre(_validate.integer(nodes, "nodes", 8, MAX_NODES))
     lo, hi = post.ppf(1e-13), post.isf(1e-13)
     theta, w_theta = (hi - lo) / 2 * x + (hi + lo) / 2, (hi - lo) / 2 * wx
     s_lo, s_hi = max(0.0, successes - 12 * sigma), min(float(n), successes + 12 * sigma)
@@ -665,7 +973,11 @@ def gaussian_posterior_kl(successes, n, prior, sigma, *, nodes=400):
     top = log_pdf.max(axis=1, keepdims=True)
     log_a = np.log(np.exp(log_pdf - top) @ w_all) + top[:, 0]
     log_p = post.logpdf(theta)
-    return float(np.sum(w_theta * np.exp(log_p) * (log_p - log_a))), float(atoms.sum())
+    kl = float(np.sum(w_theta * np.exp(log_p) * (log_p - log_a)))
+    if not np.isfinite(kl):
+        raise ValueError(f"the quadrature is not finite at sigma = {sigma:g}, prior = ({a0:g}, {b0:g}), successes = "
+                         f"{successes:g}, n = {n}: sigma is too small against the statistic, or the prior too large")
+    return kl, float(atoms.sum())
 
 
 register(DiffusedPosterior)

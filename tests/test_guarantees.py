@@ -91,7 +91,16 @@ def spec(d: int = 3, n: int = 5) -> ReleaseSpec:
 
 
 def test_every_registered_mechanism_is_covered_here():
-    """A new registry entry must get a check in this module (or an entry below saying why not)."""
+    """A new registry entry must get a check in this module (or an entry below saying where).
+
+    ``geumlek_diffused`` and ``geumlek_concentrated`` (and the true posterior) are checked by
+    ``tests/test_hardening_posterior.py::test_stated_curves_are_at_least_the_brute_force_worst_case``:
+    every object a user can build, every table it accepts and every neighbour, divergences from
+    its own log-Beta formula with the top pairs recomputed in mpmath.
+    """
+    from tests import test_hardening_posterior
+
+    assert callable(test_hardening_posterior.test_stated_curves_are_at_least_the_brute_force_worst_case)
     covered = {"dirichlet", "gaussian", "laplace", "gaussian_classical", "gohari", "random", "mle",
                "geumlek_diffused", "geumlek_concentrated"}
     assert set(names()) <= covered, f"no guarantee check for {set(names()) - covered}"

@@ -276,7 +276,7 @@ def run_grid(data, epsilons, lams, n_repeats, *, seed, methods=METHODS, n_sweeps
             keys.append(key)
     unique = sorted(set(keys))
     st = Settings(*(np.array(v) for v in zip(*unique)))
-    s = sample(data.X_train, data.y_train, st, K, n_sweeps, rng=seed, mala_steps=mala_steps)
+    s = sample(data.X_train, data.y_train, st, K, n_sweeps, rng=seed, mala_steps=mala_steps, c=data.c)
     err = error_rate(s.w, data.X_test, data.y_test)  # (S, K)
     ce = cross_entropy(s.w, data.X_test, data.y_test)
     index = {k: i for i, k in enumerate(unique)}
