@@ -213,8 +213,14 @@ def renyi_divergence_dirichlet(u, v, lam, *, below_one=False):
     uf, df, lf = u[finite], delta[finite], lam[finite]
     per_coordinate = _excess(uf, df, np.broadcast_to(lf[:, None], uf.shape)).sum(axis=-1)
     total = _excess(uf.sum(axis=-1), df.sum(axis=-1), lf)
+    with np.errstate(invalid="ignore"):
+        difference = per_coordinate - total
+    if np.isnan(difference).any():  # inf - inf: (lam - 1) delta overflowed
+        bad = int(np.flatnonzero(np.isnan(difference))[0])
+        raise ValueError(f"lam = {lf[bad]:g} puts the divergence outside double precision for these u and v "
+                         "(an intermediate overflows); use a smaller order")
     # The exact value is >= 0; rounding can leave a tiny negative number when u == v.
-    out[finite] = np.maximum(per_coordinate - total, 0.0)
+    out[finite] = np.maximum(difference, 0.0)
     return out.reshape(batch)[()]
 
 

@@ -197,3 +197,12 @@ def test_tiny_parameters_that_differ_are_accurate(lam):
     assert renyi_divergence_dirichlet(u, v, lam, below_one=True) == pytest.approx(ref, rel=1e-8)
     big = renyi_divergence_dirichlet([1e-300, 1.0], [1.0, 1.0], 0.5, below_one=True)
     assert big == pytest.approx(mp_renyi_dirichlet([1e-300, 1.0], [1.0, 1.0], 0.5, dps=400), rel=1e-12)
+
+
+def test_an_order_that_overflows_is_an_error_not_nan():
+    """Issue 23: (lam - 1) delta overflowing gave inf - inf = NaN, which reads as 'no divergence'."""
+    from lib.divergence import renyi_divergence_dirichlet
+
+    with pytest.raises(ValueError, match="outside double precision"):
+        renyi_divergence_dirichlet([2.0, 3.0], [1.5, 3.0], 1e307)
+    assert np.isfinite(renyi_divergence_dirichlet([2.0, 3.0], [1.5, 3.0], 1e3))
