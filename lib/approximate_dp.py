@@ -202,8 +202,9 @@ def model_order(epsilon_hat, delta, histograms, *, n_releases, grid_size=128) ->
     different shapes: every order :math:`\\lambda > \\lambda_0` meets the target
     with the per-release level ``dp_to_rdp(epsilon_hat, lam, delta,
     n_releases=m)``, and the search (a grid of ``grid_size`` points in
-    :math:`\\log(\\lambda - \\lambda_0)` up to :math:`1/\\delta`, refined by a
-    bounded scalar search) minimises the summed expected loss.
+    :math:`\\log(\\lambda - \\lambda_0)` up to :math:`1/\\delta`, refined on a finer grid
+    with a tie rule, :func:`lib.accounting.search_order_many`) minimises the summed
+    expected loss.
 
     .. warning:: With public tables (:func:`public_reference`) this is the
        choice the experiments release with. With the private tables it is an
@@ -236,9 +237,9 @@ def model_order(epsilon_hat, delta, histograms, *, n_releases, grid_size=128) ->
 def model_order_many(epsilon_hats, delta, histograms, *, n_releases, grid_size=128) -> list:
     """:func:`model_order` at every target of ``epsilon_hats`` (one ``delta``), searched together.
 
-    The searches of all targets run in lockstep
+    The searches of all targets run together
     (:func:`lib.accounting.search_order_many`), one evaluation of the summed loss
-    per step for all of them; every target gets the :class:`OrderChoice` that
+    per grid stage for all of them; every target gets the :class:`OrderChoice` that
     :func:`model_order` returns for it (the same steps; Line 1 of Algorithm 1
     solves each entry on its own, so the values do not depend on the batch).
     Where the vectorised path meets an input it does not handle (a calibration

@@ -358,7 +358,7 @@ def test_captions_carry_no_book_numbers_and_exercises_render():
 
 
 def test_no_page_or_download_shows_a_path_of_the_build_machine():
-    """Issue 29: without a repository address the clone command is a placeholder, never this tree's path.
+    """Issue 29: without a repository address the clone command shows `<repository-url>`, never this tree's path.
 
     The landing page and the note opening every downloaded chapter (.ipynb and .md) tell the
     reader how to clone; a build with no ``repository.url`` used to print ``git clone /abs/path``.

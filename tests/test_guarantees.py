@@ -90,6 +90,14 @@ def spec(d: int = 3, n: int = 5) -> ReleaseSpec:
     return ReleaseSpec(((1, d),), n)
 
 
+def calibrated(name: str, how: str, rdp_budget: tuple):
+    """The one release object of ``name`` calibrated at ``rdp_budget`` = (eps, lam), or at (1, 1e-5)-DP."""
+    mech_cls = get(name)
+    cal = mech_cls.calibrate_rdp(*rdp_budget, spec()) if how == "rdp" else mech_cls.calibrate_dp(1.0, 1e-5, spec())
+    (mech,) = cal.releases
+    return mech
+
+
 def test_every_registered_mechanism_is_covered_here():
     """A new registry entry must get a check in this module (or an entry below saying where).
 
@@ -132,9 +140,7 @@ def test_dirichlet_dp_calibration_states_an_rdp_level_that_holds(k):
 
 @pytest.mark.parametrize("how", ["rdp", "dp"])
 def test_gaussian_curve_covers_the_integrated_divergence(how):
-    mech_cls = get("gaussian")
-    cal = mech_cls.calibrate_rdp(0.7, 4.0, spec()) if how == "rdp" else mech_cls.calibrate_dp(1.0, 1e-5, spec())
-    (mech,) = cal.releases
+    mech = calibrated("gaussian", how, (0.7, 4.0))
     g = mech.guarantee
     assert isinstance(g, RenyiDP) and g.curve is not None
     # every replace-one move changes two counts by one: the means differ by sqrt(2)
@@ -147,9 +153,7 @@ def test_gaussian_curve_covers_the_integrated_divergence(how):
 
 @pytest.mark.parametrize("how", ["rdp", "dp"])
 def test_laplace_pure_statement_covers_the_log_density_ratio(how):
-    mech_cls = get("laplace")
-    cal = mech_cls.calibrate_rdp(0.8, 3.0, spec()) if how == "rdp" else mech_cls.calibrate_dp(1.0, 1e-5, spec())
-    (mech,) = cal.releases
+    mech = calibrated("laplace", how, (0.8, 3.0))
     g = mech.guarantee
     assert isinstance(g, PureDP)
     x = np.array([3.0, 1.0, 1.0])
