@@ -9,9 +9,11 @@ Four ways to fit it, all from the same sufficient statistics:
     Zafarani and Clifton's Algorithm 1: Laplace noise on every count, Cauchy
     noise scaled to the smooth sensitivity of the per-class mean (Theorem 4)
     and standard deviation (line 17; :func:`lib.smooth_sensitivity.smooth_sensitivity_std`),
-    calibrated by their Theorem 2 (``calibration="theorem2"``) or by the
+    calibrated by their Theorem 2 (``calibration="theorem2"``), by the
     constants printed in Algorithm 1 (``calibration="printed"``, a labelled
-    variant).
+    variant) or tightly (``calibration="tight"``: Theorem 2's smoothing and
+    the smallest Cauchy multiplier whose exact loss is the budget,
+    :func:`lib.smooth_sensitivity.calibrate`).
 ``"vaidya"``
     Vaidya et al. (2013): Laplace noise scaled to the global sensitivities of
     the mean :math:`(U-L)/n` and the standard deviation :math:`(U-L)\\sqrt{n-1}/n`.
@@ -93,9 +95,9 @@ class LabelKeptDP(Guarantee):
         The sum over all releases of what each costs between label-kept
         neighbours: a count table :math:`2/b` (Laplace scale :math:`b`; its
         row moves one count between two cells), a mean or deviation its
-        calibrated :math:`\\varepsilon` (Vaidya et al.'s Laplace and Theorem 2)
-        or, for the printed constants that no theorem covers, the exact Cauchy
-        loss :func:`lib.smooth_sensitivity.cauchy_privacy_loss`. The class
+        calibrated :math:`\\varepsilon` (Vaidya et al.'s Laplace, Theorem 2 and
+        the tight calibration) or, for the printed constants that no theorem
+        covers, the exact Cauchy loss :func:`lib.smooth_sensitivity.cauchy_exact_loss`. The class
         counts do not change between such neighbours and cost 0.
     relation : str
         ``"label-kept"``.
@@ -223,7 +225,7 @@ def guarantee(method, epsilon, n_numerical, n_categorical, *, allocation=(2.0, 1
     method : {"nonprivate", "zc", "vaidya", "bun_steinke"}
     epsilon, n_numerical, n_categorical, allocation
         As :func:`budget`.
-    calibration : {"theorem2", "printed"}
+    calibration : {"theorem2", "printed", "tight"}
         ``"printed"`` also sets the count sensitivity to 1.
     count_sensitivity : float
         The :math:`\\ell_1`-sensitivity the tables' Laplace noise is scaled to.
@@ -240,7 +242,7 @@ def guarantee(method, epsilon, n_numerical, n_categorical, *, allocation=(2.0, 1
     >>> round(guarantee("zc", 1.0, 5, 8).epsilon, 6)   # Adult: the class counts' 1/19 is not spent
     0.947368
     >>> round(guarantee("zc", 1.0, 5, 8, calibration="printed").epsilon, 3)   # more than the budget
-    1.302
+    1.223
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}; got {method!r}")
@@ -259,7 +261,7 @@ def guarantee(method, epsilon, n_numerical, n_categorical, *, allocation=(2.0, 1
         per_release = eps_each                                   # Laplace at GS / eps_each, or Theorem 2
     else:
         beta, multiplier = ss.calibrate(eps_each, calibration)
-        per_release = float(ss.cauchy_privacy_loss(1.0 / multiplier, beta))
+        per_release = ss.cauchy_exact_loss(1.0 / multiplier, beta)
     return LabelKeptDP(float(tables + 2 * n_numerical * per_release))
 
 
@@ -357,7 +359,7 @@ def fit_statistics(X_cat, X_num, y, n_values, n_classes, bounds, *, method="zc",
         for neighbours that keep every label, nothing under replace-one.
     allocation : (float, float)
         Budget weights (numerical, categorical); Algorithm 1 is (2, 1).
-    calibration : {"theorem2", "printed"}
+    calibration : {"theorem2", "printed", "tight"}
         Cauchy calibration (:func:`lib.smooth_sensitivity.calibrate`); ``"printed"``
         also uses Algorithm 1's count sensitivity 1 and Cauchy class counts.
     count_sensitivity : float
@@ -558,7 +560,10 @@ def log_proba(params, X_cat, X_num, likelihood="gaussian"):
     return scores - logsumexp(scores, axis=-1, keepdims=True)
 
 
-class MixedNaiveBayes:
+from ._estimator import ClassifierProtocol, not_fitted  # noqa: E402  (the estimator protocol of MixedNaiveBayes)
+
+
+class MixedNaiveBayes(ClassifierProtocol):
     """Scikit-learn-style estimator over :func:`fit_statistics`, :func:`draw` and :func:`log_proba`.
 
     ``fit(X, y)`` takes one 2-D array whose columns ``categorical`` (a boolean
@@ -569,12 +574,17 @@ class MixedNaiveBayes:
     training data would be a function of the private data, outside the
     guarantee; only ``"nonprivate"`` infers it.
 
-    ``rng`` (an integer seed, a ``numpy.random.Generator`` or None) is consumed
-    by :meth:`fit`: the release draws from it once and ``rng`` is then set to
-    None. The fitted model keeps only the released parameters ``params_``
-    (with the public ``bounds``) and ``classes_``: no exact statistic, no noise
-    scale (the smooth sensitivities depend on the data) and no seed or generator
-    from which the noise could be replayed, in memory or in a pickle.
+    ``random_state`` (an integer seed, a ``numpy.random.Generator``,
+    ``SeedSequence``, ``BitGenerator`` or None), as in
+    :class:`lib.naive_bayes.PrivateNaiveBayes`; ``rng`` is its older name
+    (give one of them). :meth:`fit` builds its generator from it and never
+    changes it (scikit-learn's convention). A seed is a secret, like a key: a
+    fitted model that is pickled or deep-copied carries neither, and ``repr``
+    shows neither. The fitted model keeps only the released parameters
+    ``params_`` (with the public ``bounds``), ``classes_`` and
+    ``n_features_in_``: no exact statistic, no noise scale (the smooth
+    sensitivities depend on the data) and no generator from which the noise
+    could be replayed.
 
     Examples
     --------
@@ -587,11 +597,24 @@ class MixedNaiveBayes:
 
     def __init__(self, method="zc", epsilon=1.0, *, categorical=None, n_values=None, bounds=None, n_classes=None,
                  allocation=(2.0, 1.0), calibration="theorem2", likelihood="gaussian", trim=None,
-                 resolution=4096, max_distance=None, rng=None):
+                 resolution=4096, max_distance=None, random_state=None, rng=None):
         self.method, self.epsilon, self.categorical = method, epsilon, categorical
         self.n_values, self.bounds, self.n_classes = n_values, bounds, n_classes
         self.allocation, self.calibration, self.likelihood, self.trim = allocation, calibration, likelihood, trim
-        self.resolution, self.max_distance, self.rng = resolution, max_distance, rng
+        self.resolution, self.max_distance, self.random_state, self.rng = resolution, max_distance, random_state, rng
+
+    def __getstate__(self):
+        # a fitted model handed on carries no seed and no generator (see the class docstring)
+        state = dict(self.__dict__)
+        if "params_" in state:
+            state["random_state"] = state["rng"] = None
+        return state
+
+    def _source(self):
+        """The noise source: ``random_state``, or ``rng`` (its older name); not both."""
+        if self.random_state is not None and self.rng is not None:
+            raise ValueError("give random_state or rng (its older name), not both")
+        return self.rng if self.random_state is None else self.random_state
 
     def _split(self, X):
         X = np.asarray(X, dtype=float)
@@ -609,7 +632,7 @@ class MixedNaiveBayes:
         """
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}; got {self.method!r}")
-        _validate.generator(self.rng)   # a bad rng is refused before anything is computed
+        _validate.generator(self._source())   # a bad seed is refused before anything is computed
         y = np.asarray(y, dtype=np.int64)
         X_cat, X_num = self._split(X)
         if self.method != "nonprivate":
@@ -624,16 +647,19 @@ class MixedNaiveBayes:
         n_classes = int(y.max()) + 1 if self.n_classes is None else self.n_classes
         n_values = (X_cat.max(axis=0) + 1 if self.n_values is None else self.n_values)
         bounds = (np.column_stack([X_num.min(axis=0), X_num.max(axis=0)]) if self.bounds is None else self.bounds)
-        # exact statistics and data-dependent noise scales stay local to fit; the seed is consumed
+        # exact statistics and data-dependent noise scales stay local to fit; the seed is left as given
         stats = fit_statistics(X_cat, X_num, y, n_values, max(n_classes, 2), bounds, method=self.method,
                                epsilon=self.epsilon, allocation=self.allocation, calibration=self.calibration,
                                trim=self.trim, resolution=self.resolution, max_distance=self.max_distance)
-        rng, self.rng = _validate.generator(self.rng), None
-        self.params_ = draw(stats, 1, rng)
+        # a generator built afresh from the seed: the parameter is left as given
+        self.params_ = draw(stats, 1, _validate.generator(self._source()))
         self.classes_ = np.arange(stats["n_classes"])
+        self.n_features_in_ = int(X_cat.shape[1] + X_num.shape[1])
         return self
 
     def predict_log_proba(self, X):
+        if not hasattr(self, "params_"):
+            raise not_fitted("MixedNaiveBayes")
         X_cat, X_num = self._split(X)
         return log_proba(self.params_, X_cat, X_num, self.likelihood)[0]
 

@@ -708,6 +708,50 @@ def effective_sample_size(trace):
     return out.reshape(rho_.shape[:-1])
 
 
+def effective_sample_size_batch_means(trace, n_batches=None):
+    """Effective sample size of each chain set by non-overlapping batch means.
+
+    An estimator independent of :func:`effective_sample_size`'s autocorrelation
+    sums: each of the K chains of length T is cut into ``n_batches`` batches of
+    :math:`m = \\lfloor T/b \\rfloor` steps (the first ``T - b m`` steps are
+    dropped); the variance of the batch means, times :math:`m`, estimates the
+    asymptotic variance :math:`\\sigma^2_\\infty` of the chain's mean, and the
+    effective sample size is :math:`K b m \\cdot \\widehat{\\operatorname{var}}(x) / \\hat\\sigma^2_\\infty`.
+
+    Parameters
+    ----------
+    trace : array_like, shape (..., K, T)
+        K chains of length T of one scalar.
+    n_batches : int, optional
+        Batches per chain, :math:`[2, T/2]`; default :math:`\\max(2, \\operatorname{round}(T^{1/3}))` (batches of about
+        :math:`T^{2/3}` steps: long enough for a strongly autocorrelated chain).
+
+    Returns
+    -------
+    ndarray, shape (...)
+
+    Raises
+    ------
+    ValueError
+        If ``trace`` is not finite, has fewer than two axes or fewer than four
+        steps, ``n_batches`` is out of range, or a chain set is constant.
+    """
+    x = _validate.in_range(trace, "trace", -np.inf, open_low=True)
+    if x.ndim < 2 or x.shape[-1] < 4 or x.shape[-2] < 1:
+        raise ValueError(f"trace must have shape (..., K, T) with K >= 1 chains of T >= 4 steps; got {x.shape}")
+    K, T = x.shape[-2:]
+    b = max(2, int(round(T ** (1 / 3)))) if n_batches is None else _validate.integer(n_batches, "n_batches", 2, T // 2)
+    m = T // b
+    x = x[..., T - b * m:]
+    centred = x - x.mean(axis=(-2, -1), keepdims=True)
+    var = (centred**2).mean(axis=(-2, -1))
+    if not np.all(var > 0):
+        raise ValueError("trace has a chain set of zero variance (constant): its effective sample size is undefined")
+    means = centred.reshape(x.shape[:-1] + (b, m)).mean(axis=-1)  # (..., K, b)
+    sigma2 = m * (means**2).sum(axis=(-2, -1)) / (K * b - 1)
+    return K * b * m * var / sigma2
+
+
 def error_rate(W, X, y):
     """Share of misclassified rows (:math:`w^\\top x > 0` predicts 1) for every ``w`` in ``W`` (..., d).
 

@@ -23,7 +23,7 @@ distributions, used to calibrate the Dirichlet mechanism at :math:`d = 2` withou
 Neighbouring data sets replace one record (the note's Definition 1.1), so their count vectors
 differ by moving one unit between two categories, and :math:`n` is public.
 
-What is guaranteed. The note claims :math:`(\\varepsilon, \\delta)`-DP; its proof has gaps
+What is guaranteed. The note claims :math:`(\\varepsilon, \\delta)`-DP; its proof does not apply to a discrete output
 (chapter 13), and the claim is *measured*, not proved: the exact audit has found
 :math:`\\delta(\\varepsilon) \\le \\delta` wherever it was run. It is not pure
 :math:`\\varepsilon`-DP in general: at prior :math:`(10^{-8}, 10^{8})`, :math:`n = 150`,
@@ -35,6 +35,7 @@ What is guaranteed. The note claims :math:`(\\varepsilon, \\delta)`-DP; its proo
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import combinations
 from math import comb
 from typing import NamedTuple
@@ -965,6 +966,85 @@ def tail_bounds(hellinger_row, scale, epsilon, c) -> dict:
     }
 
 
+# --- The proof's lemmas on a discrete output (note, Section 3.1) ---------------------------
+
+def score_atoms(log_pmf_row, hellinger_row, atol=1e-12):
+    """The law of the score :math:`u = -\\mathcal H(\\mathrm{BI}(x), z)` of one output distribution.
+
+    Candidates whose distances agree to ``atol`` are one atom (the note's ties). Returns
+    ``(scores, probabilities)``: the distinct scores, increasing, and :math:`\\Pr[u = s]` for each.
+    ``log_pmf_row`` is a normalised log output distribution, ``hellinger_row`` the distance of each
+    output to the true posterior (same shape) and ``atol`` a tolerance in ``[0, 1e-6]``.
+    """
+    lp = _log_pmf_matrix(np.atleast_2d(log_pmf_row), "log_pmf_row")
+    if np.ndim(log_pmf_row) != 1:
+        raise ValueError(f"log_pmf_row must be 1-D; got shape {np.shape(log_pmf_row)}")
+    h = _validate.nonnegative(hellinger_row, "hellinger_row")
+    if h.shape != lp[0].shape:
+        raise ValueError(f"hellinger_row must have the shape of log_pmf_row, {lp[0].shape}; got {h.shape}")
+    atol = _validate.scalar(_validate.in_range(atol, "atol", 0.0, 1e-6, open_low=False, open_high=False), "atol")
+    order = np.argsort(-h, kind="stable")  # increasing score -h
+    score, p = -h[order], np.exp(lp[0][order])
+    new_atom = np.concatenate([[True], np.diff(score) > atol])
+    ids = np.cumsum(new_atom) - 1
+    return score[new_atom], np.bincount(ids, weights=p)
+
+
+def lemma_violation(scores, probs, epsilon, delta, *, shift=0.0, log_dilation=0.0, atol=1e-12):
+    """How far the note's sliding (Lemma 3.1) or dilation (Lemma 3.2) inequality fails on a discrete score law.
+
+    For every atom :math:`s` the lemma claims :math:`\\Pr[u = s] \\le e^{\\varepsilon/2}\\Pr[u = T(s)] +
+    \\delta/2` with :math:`T(s) = s + \\Delta` (``shift``) or :math:`T(s) = e^{\\lambda}s`
+    (``log_dilation``); both may be given (dilation after the shift). :math:`\\Pr[u = T(s)]` is the
+    probability of the atom within ``atol`` of :math:`T(s)`, and 0 if there is none: for a
+    continuous noise density the lemmas compare densities, for a finite candidate set they compare
+    point masses, and almost every :math:`T(s)` is not a score at all.
+
+    Returns
+    -------
+    dict
+        ``violation``: :math:`\\max_s \\Pr[u = s] - e^{\\varepsilon/2}\\Pr[u = T(s)] - \\delta/2` (the lemma
+        holds iff it is <= 0); ``score``: the atom attaining it; ``gap``: the smallest distance
+        from a mapped score :math:`T(s)` that matched no atom to the nearest atom (how far the
+        unmatched images are from being matched: compare with ``atol``); ``matched``: how many
+        :math:`T(s)` matched an atom.
+    """
+    s = _validate.in_range(scores, "scores", -np.inf, open_low=True)
+    p = _validate.in_range(probs, "probs", 0.0, 1.0, open_low=False, open_high=False)
+    if s.ndim != 1 or s.shape != p.shape or s.size == 0 or np.any(np.diff(s) <= 0):
+        raise ValueError("scores must be a non-empty increasing 1-D array and probs the same shape (score_atoms)")
+    epsilon = _validate.scalar(_validate.nonnegative(epsilon, "epsilon"), "epsilon")
+    delta = _validate.scalar(_validate.in_range(delta, "delta", 0.0, 1.0, open_low=False, open_high=False), "delta")
+    shift = _validate.scalar(_validate.in_range(shift, "shift", -np.inf, open_low=True), "shift")
+    log_dilation = _validate.scalar(_validate.in_range(log_dilation, "log_dilation", -50.0, 50.0,
+                                                       open_low=False, open_high=False), "log_dilation")
+    atol = _validate.scalar(_validate.in_range(atol, "atol", 0.0, 1e-6, open_low=False, open_high=False), "atol")
+    image = (s + shift) * np.exp(log_dilation)
+    j = np.clip(np.searchsorted(s, image), 1, s.size - 1) if s.size > 1 else np.zeros(s.size, dtype=np.int64)
+    near = np.where(np.abs(s[j - 1] - image) < np.abs(s[j] - image), j - 1, j) if s.size > 1 else j
+    dist = np.abs(s[near] - image)
+    hit = dist <= atol
+    p_image = np.where(hit, p[near], 0.0)
+    excess = p - np.exp(epsilon / 2) * p_image - delta / 2
+    worst = int(np.argmax(excess))
+    return {"violation": float(excess[worst]), "score": float(s[worst]),
+            "gap": float(dist[~hit].min()) if (~hit).any() else np.inf, "matched": int(hit.sum())}
+
+
+def proof_delta(epsilon, delta):
+    """The :math:`\\delta` that the chain of the note's Lemma 3.3 carries, in units of ``delta``.
+
+    ``as_written``: the chain keeps only the dilation's term, :math:`e^{\\varepsilon/2}\\delta/2` (the
+    sliding step's :math:`\\delta/2` is dropped); ``both_terms``: the two lemmas' terms composed as in
+    Nissim, Raskhodnikova and Smith, :math:`\\delta/2 + e^{\\varepsilon/2}\\delta/2`. The note concludes
+    :math:`+\\delta`; the step is sound only where the value is at most ``delta``.
+    """
+    epsilon = _validate.nonnegative(epsilon, "epsilon")
+    delta = _validate.open_unit(delta, "delta")
+    half = np.exp(epsilon / 2) * delta / 2
+    return {"as_written": half[()], "both_terms": (half + delta / 2)[()]}
+
+
 # --- The Dirichlet mechanism at d = 2, exactly ----------------------------------------------
 
 def beta_hockey_stick(u, v, epsilon) -> np.ndarray:
@@ -1109,6 +1189,19 @@ def _monte_carlo(true_post, released_post):
     return {key: (float(v.mean()), float(v.std(ddof=1) / np.sqrt(m))) for key, v in util.items()}
 
 
+@lru_cache(maxsize=256)
+def _order_for(epsilon_hat: float, delta: float, reference: tuple):
+    """:func:`lib.accounting.optimal_order`, memoised: a calibration depends on public values only."""
+    from .accounting import optimal_order
+    return optimal_order(epsilon_hat, delta, np.array(reference))
+
+
+@lru_cache(maxsize=256)
+def _exact_scale_for(alpha: float, n: int, epsilon_hat: float, delta: float) -> float:
+    """:func:`dirichlet_exact_scale`, memoised (repeats over data sets of one size share it)."""
+    return dirichlet_exact_scale(alpha, n, epsilon_hat, delta)
+
+
 def head_to_head(prior, counts, epsilon_hat, delta, *, reference, repeats=2000, rng=None, exact_dirichlet=True):
     """Utility of every mechanism of :data:`MECHANISMS` on one data set at :math:`(\\hat\\varepsilon, \\delta)`.
 
@@ -1131,7 +1224,6 @@ def head_to_head(prior, counts, epsilon_hat, delta, *, reference, repeats=2000, 
         ``{mechanism: {"hellinger" | "kl" | "mean_error": (mean, standard error)}}`` plus
         ``"_calibration"`` with the Dirichlet parameters.
     """
-    from .accounting import optimal_order
     from .approximate_dp import analytic_gaussian_sigma
 
     counts = _validate.integer_array(counts, "counts")
@@ -1151,11 +1243,14 @@ def head_to_head(prior, counts, epsilon_hat, delta, *, reference, repeats=2000, 
     smooth = smooth_sensitivity_beta(ls, smoothing_parameter(epsilon_hat, delta, n + 1))[a]
     out = {"M_H": _expected(log_pmf(h_row, smooth, epsilon_hat), true_post, cand_post),
            "EM (global sens.)": _expected(log_pmf(h_row, ls.max(), epsilon_hat), true_post, cand_post)}
-    choice = optimal_order(epsilon_hat, delta, reference)
+    reference = _validate.positive(reference, "reference")
+    if reference.shape != (2,):
+        raise ValueError(f"reference must be a public histogram of 2 positive counts; got shape {reference.shape}")
+    choice = _order_for(float(epsilon_hat), float(delta), tuple(float(v) for v in reference))
     calib = {"lam": choice.lam, "r_app_b": choice.r, "alpha": choice.alpha}
     scales = {"Dirichlet (App. B)": choice.r}
     if exact_dirichlet:
-        calib["r_exact"] = dirichlet_exact_scale(choice.alpha, n, epsilon_hat, delta)
+        calib["r_exact"] = _exact_scale_for(float(choice.alpha), n, float(epsilon_hat), float(delta))
         scales["Dirichlet (exact d=2)"] = calib["r_exact"]
     for name, r in scales.items():
         y = rng.dirichlet(r * counts + choice.alpha, size=repeats)

@@ -28,8 +28,10 @@ from . import _validate
 from .baselines import _NoiseMechanism
 from .mechanism import DirichletMechanism
 # Scoring lives in lib.naive_bayes_scoring; its public functions stay importable from here.
-from .naive_bayes_scoring import _chunks, _joint, _model, accuracy, cross_entropy, log_proba, scores  # noqa: F401
+from .naive_bayes_scoring import (_chunks, _class_scores, _joint, _model, _one_log_proba, _one_model,  # noqa: F401
+                                  accuracy, cross_entropy, log_proba, scores)
 from .protocol import ModelCalibration, ReleaseSpec, get
+from ._estimator import ClassifierProtocol, not_fitted
 
 def release_budget(epsilon, n_attributes):
     """RDP level of each release of a private naive Bayes model (Proposition 7.1).
@@ -297,7 +299,58 @@ def _nonnegative_finite(arrays):
     return not flat.size or bool(flat.min() >= 0 and np.isfinite(flat.max()))
 
 
-class PrivateNaiveBayes:
+def _category_list(values, name):
+    """One public list of labels: 1-D, at least two, distinct."""
+    try:
+        arr = np.asarray(values)
+        if arr.dtype.kind == "O" or arr.ndim != 1:
+            arr = np.array(list(values), dtype=object)
+    except TypeError:
+        raise ValueError(f"{name} must be a sequence of labels; got {type(values).__name__}") from None
+    if arr.ndim != 1 or arr.size < 2:
+        raise ValueError(f"{name} must list at least 2 labels; got {np.asarray(values, dtype=object).tolist()!r:.80}")
+    if len(set(arr.tolist())) != arr.size:
+        raise ValueError(f"{name} must list distinct labels; got {arr.tolist()!r:.80}")
+    return arr
+
+
+def _categories(categories, name):
+    """The public categories of every column: a list of label lists (see :func:`_category_list`)."""
+    if isinstance(categories, (str, bytes)) or not hasattr(categories, "__len__"):
+        raise ValueError(f"{name} must be a list with one list of labels per column; got {categories!r:.60}")
+    return [_category_list(c, f"{name}[{j}]") for j, c in enumerate(categories)]
+
+
+def _lookup(arr, categories, name="X"):
+    """Integer codes of the labels in ``arr`` (2-D, one column per entry of ``categories``).
+
+    A label not among its column's categories is a ValueError naming the column,
+    the label and the first row holding it (never a silent code).
+    """
+    arr = np.asarray(arr)
+    if arr.ndim != 2 or arr.shape[1] != len(categories):
+        raise ValueError(f"{name} must be a 2-D array with {len(categories)} columns (one per entry of the "
+                         f"categories); got shape {arr.shape}")
+    out = np.empty(arr.shape, dtype=np.int64)
+    for j, cats in enumerate(categories):
+        index = {v: i for i, v in enumerate(cats.tolist())}
+        column = arr[:, j]
+        if column.dtype.kind in "iub":   # numbers: look up the distinct values only
+            values, inverse = np.unique(column, return_inverse=True)
+            codes = np.array([index.get(v, -1) for v in values.tolist()], dtype=np.int64)[np.ravel(inverse)]
+        else:   # labels (strings, objects): one hash look-up per row, no sort
+            codes = np.fromiter((index.get(v, -1) for v in column.tolist()), dtype=np.int64, count=column.size)
+        if np.any(codes < 0):
+            row = int(np.argmax(codes < 0))
+            bad = column[row].item() if hasattr(column[row], "item") else column[row]
+            where = f"column {j}" if name == "X" else name
+            raise ValueError(f"{name} holds {bad!r} in {where} (row {row}), which is not among the public "
+                             f"{'categories' if name == 'X' else 'classes'} {cats.tolist()!r:.120}")
+        out[:, j] = codes
+    return out
+
+
+class PrivateNaiveBayes(ClassifierProtocol):
     """Categorical naive Bayes whose parameters are released by a mechanism.
 
     Parameters
@@ -311,12 +364,37 @@ class PrivateNaiveBayes:
         each of the :math:`K+1` releases :math:`\\varepsilon/(K+1)`.
     lam : float, default 5.0
         Renyi order :math:`\\lambda` (Section 5.1 uses 5).
-    random_state : int, numpy.random.Generator or None
-        Source of the mechanism's noise. Consumed by :meth:`fit`: the release
-        draws from it once and ``random_state`` is then set to None, so that a
-        fitted model (in memory or pickled) holds no seed and no generator from
-        which its noise could be replayed (see Notes). A generator passed here
-        stays the caller's, and so does the duty to keep it secret.
+    random_state : int, numpy.random.Generator, SeedSequence, BitGenerator or None
+        Source of the mechanism's noise, as ``numpy.random.default_rng`` takes
+        it. :meth:`fit` builds its generator from it and never changes it
+        (scikit-learn's convention): an integer seed gives the same release on
+        every fit and every ``clone``, None fresh entropy on each fit. **A seed
+        is a secret, like a key**: whoever holds it (and the model) can replay
+        the noise from each candidate data set and tell the true one. So a
+        fitted model that is pickled, dumped or deep-copied carries
+        ``random_state=None`` (see ``__getstate__``), and ``repr`` never shows
+        it. For a model you publish use None, or a seed you keep secret and
+        never reuse: fits on overlapping data with one seed (cross-validation
+        folds, a grid search) share their noise, so their releases do not
+        compose as independent ones.
+    n_values : array_like of int, shape (K,), optional
+        The public domain sizes of integer-coded columns (may also be given to
+        :meth:`fit`, as before).
+    n_classes : int, optional
+        The public number of classes of integer class codes ``0..d-1``.
+    categories : list of K sequences, optional
+        The public values of each column (strings, numbers, anything hashable).
+        With it, ``X`` may hold labels (a DataFrame of strings, say); a value
+        outside its column's categories is a ValueError. Implies ``n_values``.
+    classes : sequence, optional
+        The public class labels; ``y`` holds them and :meth:`predict` returns
+        them (``classes_``). Implies ``n_classes``.
+
+    Giving the domain in ``__init__`` lets scikit-learn's ``clone``,
+    ``Pipeline``, ``cross_val_score`` and ``GridSearchCV`` fit the model
+    without extra arguments. A private mechanism refuses to read its domain off
+    the data; only the non-private ``"mle"`` (and other ``private = False``
+    classes) infer it, as scikit-learn's estimators do.
 
     Attributes
     ----------
@@ -328,6 +406,11 @@ class PrivateNaiveBayes:
     n_classes_ : int
         The public number of classes.
     classes_ : ndarray, shape (d,)
+        The class labels (``classes``, or the codes ``0..d-1``).
+    categories_ : list of ndarray
+        The public values of each column, when labels were encoded.
+    n_features_in_ : int
+        The number of columns of ``X`` (K).
     class_log_prior_ : ndarray, shape (d,)
         Log of the released class prior.
     feature_log_prob_ : list of ndarray, shape (d, n_k)
@@ -361,57 +444,207 @@ class PrivateNaiveBayes:
     (4, 2)
     """
 
-    def __init__(self, mechanism="dirichlet", epsilon=None, lam=5.0, random_state=None):
+    def __init__(self, mechanism="dirichlet", epsilon=None, lam=5.0, random_state=None, *,
+                 n_values=None, n_classes=None, categories=None, classes=None):
         self.mechanism = mechanism
         self.epsilon = epsilon
         self.lam = lam
         self.random_state = random_state
+        self.n_values = n_values
+        self.n_classes = n_classes
+        self.categories = categories
+        self.classes = classes
 
     def __repr__(self) -> str:
         name = getattr(self.mechanism, "name", self.mechanism)
         return f"PrivateNaiveBayes(mechanism={name!r}, epsilon={self.epsilon!r}, lam={self.lam!r})"
+
+    #: scikit-learn's checks that the non-private model fails by design (``check_estimator(model,
+    #: expected_failed_checks=model._expected_failed_checks())``); every other check passes.
+    _EXPECTED_FAILED_CHECKS = {
+        "check_estimators_dtypes": "X holds category codes: float input is refused (is 2.0 a code or a "
+                                   "measurement?) rather than rounded; give integer codes or categories",
+        "check_estimators_nan_inf": "float input (and so NaN/inf) is refused as not a code, with a "
+                                    "message that names the dtype rather than NaN",
+        "check_dtype_object": "object columns of whole numbers are codes (that part passes); an object "
+                              "column holding a dict is refused by a ValueError naming the column "
+                              "instead of the TypeError the check expects",
+        "check_supervised_y_2d": "y of shape (n, 1) is refused, not ravelled with a warning: a label "
+                                 "column of the wrong shape is a usage error in a private release",
+    }
+
+    def _tags(self, tags):
+        # integer codes of categories (scikit-learn's checks then feed whole, non-negative numbers)
+        tags.input_tags.categorical = True
+        tags.input_tags.positive_only = True
+        tags.input_tags.string = self.categories is not None
+        # a private release without a seed is a fresh draw on every fit
+        try:
+            private = bool(getattr(get(self.mechanism), "private", True))
+        except (TypeError, ValueError):   # an unknown mechanism: fit says so; tags stay conservative
+            private = True
+        tags.non_deterministic = private and self.random_state is None
+        return tags
+
+    def __getstate__(self):
+        # A fitted model handed on (pickle, joblib.dump, copy.deepcopy) carries no seed and no generator:
+        # with either, the release could be replayed from each candidate data set (see the class Notes).
+        state = dict(self.__dict__)
+        if "class_log_prior_" in state:
+            state["random_state"] = None
+        return state
+
+    # ------------------------------------------------------------------ the public domain
+
+    def _declared(self, n_values, n_classes, schema):
+        """The public domain from every place it may be given; all that are given must agree."""
+        sources_v, sources_c = [], []
+        if schema is not None:
+            sources_v.append(("schema.n_values", schema.n_values))
+            sources_c.append(("schema.n_classes", schema.n_classes))
+        for label, value, into in (("n_values", n_values, sources_v), ("n_classes", n_classes, sources_c),
+                                   ("the parameter n_values", self.n_values, sources_v),
+                                   ("the parameter n_classes", self.n_classes, sources_c)):
+            if value is not None:
+                into.append((label, value))
+        if self.categories is not None:
+            cats = _categories(self.categories, "categories")
+            sources_v.append(("the lengths of categories", [len(c) for c in cats]))
+        if self.classes is not None:
+            sources_c.append(("the length of classes", len(_category_list(self.classes, "classes"))))
+        out = []
+        for sources, what in ((sources_v, "n_values"), (sources_c, "n_classes")):
+            if not sources:
+                out.append(None)
+                continue
+            first_label, first = sources[0]
+            for label, value in sources[1:]:
+                same = (np.array_equal(np.asarray(value, dtype=np.int64), np.asarray(first, dtype=np.int64))
+                        if what == "n_values" else int(value) == int(first))
+                if not same:
+                    raise ValueError(f"{label} must agree with {first_label} when both are given; got "
+                                     f"{np.asarray(value).tolist()} and {np.asarray(first).tolist()}")
+            out.append(np.asarray(first, dtype=np.int64) if what == "n_values" else first)
+        return out
+
+    def _encode_X(self, X, *, fitting, private=True, n_values=None):
+        """Codes of ``X``: looked up in the public categories, or integer codes as given."""
+        if fitting and hasattr(X, "columns"):
+            names = np.asarray(X.columns, dtype=object)
+            if all(isinstance(c, str) for c in names):
+                self.feature_names_in_ = names
+            elif hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+        if hasattr(X, "tocsr") or type(X).__module__.startswith("scipy.sparse"):
+            raise TypeError("sparse input is not supported: X must be a dense 2-D array of codes or labels")
+        arr = np.asarray(X)
+        if arr.dtype.kind == "c":
+            raise ValueError(f"Complex data not supported: X must hold codes or labels; got {arr.dtype}")
+        if arr.ndim == 1:
+            raise ValueError(f"X must be a 2-D array (rows x columns); got shape {arr.shape}. Reshape your "
+                             "data with X.reshape(-1, 1) for one column, or X.reshape(1, -1) for one row")
+        if arr.ndim == 2 and arr.shape[1] == 0:
+            raise ValueError(f"X must be a 2-D array with at least one column: 0 feature(s) "
+                             f"(shape={arr.shape}) while a minimum of 1 is required.")
+        if arr.dtype.kind == "O" and arr.size and all(
+                isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in arr.flat):
+            arr = arr.astype(np.int64)   # an object array of whole numbers is integer codes
+        cats = self.categories_ if not fitting and hasattr(self, "categories_") else None
+        if fitting:
+            if self.categories is not None:
+                cats = _categories(self.categories, "categories")
+            elif arr.dtype.kind in "OUS" and arr.ndim == 2:
+                if private or n_values is not None:
+                    raise ValueError(
+                        "X holds labels, not integer codes: give the public categories "
+                        "(PrivateNaiveBayes(..., categories=[values of column 0, ...])); a private "
+                        "model does not read its domain off the data")
+                cats = []
+                for j in range(arr.shape[1]):   # the non-private estimate may infer them
+                    try:
+                        cats.append(np.unique(arr[:, j]))
+                    except TypeError:
+                        raise ValueError(f"X column {j} mixes values that cannot be sorted; give categories") from None
+            if cats is not None:
+                self.categories_ = cats
+            elif hasattr(self, "categories_"):
+                del self.categories_
+        if cats is None:
+            return arr
+        return _lookup(arr, cats)
+
+    # ------------------------------------------------------------------ fit
 
     def fit(self, X, y, n_values=None, n_classes=None, *, schema=None):
         """Count, then release the parameters once.
 
         Parameters
         ----------
-        X : array_like of int, shape (n, K)
-        y : array_like of int, shape (n,)
+        X : array_like, shape (n, K)
+            Integer codes (column :math:`k` in :math:`[0, n_k)`), or any labels
+            (strings, a pandas DataFrame) when the public ``categories`` are given.
+        y : array_like, shape (n,)
+            Integer class codes in :math:`[0, d)`, or labels listed in ``classes``.
         n_values : array_like of int, shape (K,), optional
-            The public domain sizes. Required for a private mechanism (or give
-            ``schema``): a domain read off ``X`` would make the shape of the
+            The public domain sizes (also accepted as an ``__init__`` parameter,
+            or through ``categories`` or ``schema``). Required for a private
+            mechanism: a domain read off ``X`` would make the shape of the
             release reveal a private maximum. Only the non-private estimate
-            (``cls.private`` false) may infer ``X.max(axis=0) + 1``.
+            (``cls.private`` false) may infer ``X.max(axis=0) + 1`` (or the
+            categories from label columns).
         n_classes : int, optional
-            The public number of classes; required like ``n_values`` (inferred
-            as ``y.max() + 1`` only for the non-private estimate).
+            The public number of classes; required like ``n_values`` (inferred,
+            as the sorted distinct labels of ``y``, only for the non-private estimate).
         schema : object with ``n_values`` and ``n_classes``, optional
             A public schema (e.g. :class:`lib.experiments.preprocessing.Split`
-            built by ``binning="public"``) that supplies both; an explicit
-            ``n_values`` or ``n_classes`` must agree with it.
+            built by ``binning="public"``) that supplies both.
+
+        Every domain that is given (here, in ``__init__`` or by ``schema``)
+        must agree with the others.
+
+        Returns
+        -------
+        self
 
         Raises
         ------
         ValueError
-            If a private mechanism is given no domain, or ``schema`` disagrees
-            with an explicit domain.
+            If a private mechanism is given no domain, or two given domains disagree.
         """
         cls = get(self.mechanism)
-        X_arr, y_arr = np.asarray(X), np.asarray(y)
-        if schema is not None:
-            s_values = np.asarray(schema.n_values, dtype=np.int64)
-            s_classes = int(schema.n_classes)
-            if n_values is not None and not np.array_equal(np.asarray(n_values, dtype=np.int64), s_values):
-                raise ValueError("n_values must agree with schema.n_values when both are given")
-            if n_classes is not None and int(n_classes) != s_classes:
-                raise ValueError(f"n_classes must agree with schema.n_classes = {s_classes}; got {n_classes!r}")
-            n_values, n_classes = s_values, s_classes
-        # Checked after the arguments are validated and before anything is released.
+        n_values, n_classes = self._declared(n_values, n_classes, schema)
+        if y is None:
+            raise ValueError("PrivateNaiveBayes requires y to be passed, but the target y is None")
+        X_arr = self._encode_X(X, fitting=True, private=cls.private, n_values=n_values)
+        y_arr = np.asarray(y)
+        if self.classes is not None:
+            classes = _category_list(self.classes, "classes")
+            if y_arr.ndim != 1:
+                raise ValueError(f"y must be a 1-D array of labels; got shape {y_arr.shape}")
+            y_arr = _lookup(y_arr[:, None], [classes], "y")[:, 0]
+        elif n_classes is None and not cls.private and y_arr.ndim == 1 and y_arr.size:
+            # the non-private estimate may take its classes from the data, as scikit-learn's do
+            if y_arr.dtype.kind in "fc" and not np.array_equal(y_arr, np.round(y_arr)):
+                raise ValueError("Unknown label type: continuous y (non-whole numbers); a classifier needs "
+                                 "class labels")
+            try:
+                classes, y_arr = np.unique(y_arr, return_inverse=True)
+            except TypeError:
+                raise ValueError("y mixes labels that cannot be sorted; give classes") from None
+            if classes.size < 2:
+                raise ValueError(f"y must hold at least 2 classes to fit a classifier; got 1 class, "
+                                 f"{classes.tolist()}")
+            n_classes = classes.size
+        else:
+            classes = None
+        if y_arr.ndim == 1 and y_arr.dtype.kind in "OUSb" and classes is None:
+            raise ValueError("y holds labels, not integer class codes: give the public classes "
+                             "(PrivateNaiveBayes(..., classes=[...]))")
         missing = " and ".join(n for n, v in (("n_values", n_values), ("n_classes", n_classes)) if v is None)
         if n_values is None and X_arr.ndim == 2 and np.issubdtype(X_arr.dtype, np.integer) and X_arr.size:
             if X_arr.min() < 0:
-                raise ValueError(f"X must hold codes in [0, inf) to infer n_values; got {int(X_arr.min())}")
+                raise ValueError(f"Negative values in data: X must hold codes in [0, inf) to infer n_values; "
+                                 f"got {int(X_arr.min())}")
             n_values = np.maximum(X_arr.max(axis=0) + 1, 2)
             # an inferred domain is refused before anything is allocated for it
             _validate.cells(sum(int(v) for v in n_values),
@@ -426,47 +659,120 @@ class PrivateNaiveBayes:
                                  f"{int(present[0] if present[0] < 0 else present[-1])}")
             n_classes = int(max(present[-1] + 1, 2))
             if present.size != present[-1] + 1:
-                missing = np.setdiff1d(np.arange(present[-1] + 1), present)
+                absent = np.setdiff1d(np.arange(present[-1] + 1), present)
                 raise ValueError(
                     f"y must hold the class codes 0..K-1 when n_classes is inferred; classes "
-                    f"{missing[:10].tolist()} are absent, which would make empty classes (relabel y, "
+                    f"{absent[:10].tolist()} are absent, which would make empty classes (relabel y, "
                     "or pass n_classes to declare a public domain with empty classes)")
         elif n_classes is None:
             n_classes = 2
         _validate.generator(self.random_state)   # a bad random_state is refused before anything else
         # the exact counts stay local to fit: they are never stored (see the class Notes)
-        class_counts, feature_counts = count(X, y, n_values, n_classes)
-        n_values = np.asarray(n_values, dtype=np.int64)
-        spec = model_spec(n_values, int(n_classes), len(y_arr))
-        if cls.private and self.epsilon is None:
-            raise ValueError(f"epsilon is required for the {cls.name!r} mechanism")
-        calibration = cls.calibrate_rdp(self.epsilon if cls.private else 1.0, self.lam, spec)
+        class_counts, feature_counts = count(X_arr, y_arr, n_values, n_classes)
+        calibration = self._calibrate(cls, n_values, n_classes, len(y_arr))
         if cls.private and missing:
             raise ValueError(
                 f"{missing} must be given (or a public schema) for the private {cls.name!r} mechanism: "
                 "a domain inferred from the training data is a function of the private data and "
                 "is not covered by the mechanism's guarantee")
-        # the seed or generator is consumed here: the fitted model keeps no generator state
-        rng, self.random_state = _validate.generator(self.random_state), None
+        self._release(calibration, class_counts, feature_counts, n_values, n_classes, classes)
+        self.n_features_in_ = int(X_arr.shape[1])
+        return self
+
+    def fit_counts(self, class_counts, feature_counts):
+        """Release the model from its sufficient statistics, counted elsewhere (a database, Spark, ...).
+
+        The counts are what :func:`count` returns for the training data: the rows
+        per class, and per attribute :math:`k` the table :math:`N^k_{jc}` of rows
+        of class :math:`j` with value :math:`c`, over the *whole public domain*
+        (a cell no row reaches is 0, not missing). :mod:`lib.counts` builds them
+        from the result of one SQL ``GROUP BY`` and shows the query. The release,
+        its guarantee and the fitted attributes are exactly those of :meth:`fit`
+        on the rows (the same seed gives the same model).
+
+        The domain must be declared in ``__init__`` (``n_values``/``categories``
+        and ``n_classes``/``classes``) for a private mechanism; the shapes of the
+        tables are checked against it. Each table's rows must sum to the class
+        counts (every row has a value for every attribute).
+
+        Returns
+        -------
+        self
+        """
+        cls = get(self.mechanism)
+        n_values, n_classes = self._declared(None, None, None)
+        names = ["class_counts"] + [f"feature_counts[{k}]" for k in range(len(feature_counts))]
+        tables = [_validate.nonnegative(_validate._as_float(t, name), name)
+                  for t, name in zip([class_counts, *feature_counts], names)]
+        class_counts, feature_counts = tables[0], tables[1:]
+        if not feature_counts or class_counts.ndim != 1 or any(t.ndim != 2 for t in feature_counts):
+            raise ValueError("class_counts must be 1-D (one count per class) and feature_counts a non-empty "
+                             "list of 2-D tables (classes x values)")
+        if cls.private and (n_values is None or n_classes is None):
+            raise ValueError(
+                f"the public domain (n_values or categories, and n_classes or classes) must be given in "
+                f"__init__ for the private {cls.name!r} mechanism: the shape of counted tables may show "
+                "which values occur in the data")
+        if n_classes is None:
+            n_classes = class_counts.size
+        if n_values is None:
+            n_values = np.array([t.shape[1] for t in feature_counts], dtype=np.int64)
+        shapes = [(int(n_classes), int(v)) for v in n_values]
+        if class_counts.shape != (int(n_classes),) or [t.shape for t in feature_counts] != shapes:
+            raise ValueError(f"the counts must have the shapes of the declared domain: class_counts "
+                             f"({int(n_classes)},) and feature_counts {shapes}; got {class_counts.shape} and "
+                             f"{[t.shape for t in feature_counts]}")
+        if not all(np.array_equal(t, np.round(t)) for t in tables):
+            raise ValueError("the counts must be whole numbers")
+        for k, t in enumerate(feature_counts):
+            if not np.array_equal(t.sum(axis=1), class_counts):
+                raise ValueError(f"feature_counts[{k}] must sum over its values to class_counts (every row "
+                                 f"has a value of attribute {k}); got row sums {t.sum(axis=1).tolist()} and "
+                                 f"class counts {class_counts.tolist()}")
+        _validate.generator(self.random_state)
+        classes = _category_list(self.classes, "classes") if self.classes is not None else None
+        calibration = self._calibrate(cls, n_values, n_classes, int(class_counts.sum()))
+        self._release(calibration, class_counts, feature_counts, n_values, n_classes, classes)
+        if self.categories is not None:
+            self.categories_ = _categories(self.categories, "categories")
+        elif hasattr(self, "categories_"):
+            del self.categories_
+        self.n_features_in_ = len(feature_counts)
+        return self
+
+    def _calibrate(self, cls, n_values, n_classes, n_rows):
+        spec = model_spec(np.asarray(n_values, dtype=np.int64), int(n_classes), n_rows)
+        if cls.private and self.epsilon is None:
+            raise ValueError(f"epsilon is required for the {cls.name!r} mechanism")
+        return cls.calibrate_rdp(self.epsilon if cls.private else 1.0, self.lam, spec)
+
+    def _release(self, calibration, class_counts, feature_counts, n_values, n_classes, classes):
+        n_values = np.asarray(n_values, dtype=np.int64)
+        # A Generator built afresh from the seed: the parameter is not changed (scikit-learn's
+        # convention), and nothing fitted refers to the generator (see the class Notes).
+        rng = _validate.generator(self.random_state)
         prior, tables = release_parameters(class_counts, feature_counts, calibration, n_draws=1, rng=rng)
         self.calibration_ = calibration
         self.n_values_ = n_values
         self.n_classes_ = int(n_classes)
-        self.classes_ = np.arange(self.n_classes_)
+        self.classes_ = np.arange(self.n_classes_) if classes is None else np.asarray(classes)
         self.class_log_prior_ = prior[0]
         self.feature_log_prob_ = [t[0] for t in tables]
-        return self
 
     def _check_X(self, X):
         if not hasattr(self, "class_log_prior_"):
-            raise ValueError("this PrivateNaiveBayes is not fitted yet; call fit first")
-        return _validate.codes(X, "X", self.n_values_)
+            raise not_fitted("PrivateNaiveBayes")
+        arr = self._encode_X(X, fitting=False)
+        n_features = getattr(self, "n_features_in_", len(self.n_values_))
+        if arr.ndim == 2 and arr.shape[1] != n_features:
+            raise ValueError(f"X has {arr.shape[1]} features, but PrivateNaiveBayes is expecting "
+                             f"{n_features} features as input (columns of X)")
+        return _validate.codes(arr, "X", self.n_values_)
 
     def predict_log_proba(self, X):
         """Log posterior class probabilities, shape (n, d)."""
-        X = self._check_X(X)
-        return log_proba(X, self.class_log_prior_[None], [t[None] for t in self.feature_log_prob_],
-                         self.n_values_)[0]
+        X = self._check_X(X)  # the codes validated once; log_proba's values, bit for bit (flat lookups)
+        return _one_log_proba(X, self.class_log_prior_, self.feature_log_prob_, self.n_values_)
 
     def predict_proba(self, X):
         """Posterior class probabilities, shape (n, d)."""
@@ -497,11 +803,7 @@ class PrivateNaiveBayes:
         if rng is not None or uninformative:   # a bad rng is refused whatever the model
             rng = _validate.generator(rng)
         if uninformative:
-            return rng.integers(self.n_classes_, size=X.shape[0])
-        # the unnormalised scores order the classes as the posterior does; one chunk at a time
-        X, prior, weights, n_values = _model(X, self.class_log_prior_[None],
-                                             [t[None] for t in self.feature_log_prob_], self.n_values_)
-        out = np.empty(X.shape[0], dtype=np.int64)
-        for a, b in _chunks(X.shape[0], prior.size):
-            out[a:b] = np.argmax(_joint(X[a:b], prior, weights, n_values)[:, 0], axis=-1)
-        return out
+            return self.classes_[rng.integers(self.n_classes_, size=X.shape[0])]
+        # the unnormalised scores order the classes as the posterior does (_joint's sums, bit for bit)
+        prior, table = _one_model(self.class_log_prior_, self.feature_log_prob_)
+        return self.classes_[np.argmax(_class_scores(X, prior, table, self.n_values_), axis=-1)]

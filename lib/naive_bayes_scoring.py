@@ -82,6 +82,48 @@ def _joint(X, log_prior, weights, n_values):
     return out
 
 
+def _one_model(log_prior, log_feature):
+    """One model's log-prior (d,) and its log-tables stacked class by class, a contiguous (d, sum n_k) matrix."""
+    prior = np.asarray(log_prior, dtype=float)
+    return prior, np.ascontiguousarray(np.concatenate([np.asarray(t, dtype=float) for t in log_feature], axis=-1))
+
+
+def _class_scores(X, prior, table, n_values):
+    """``_joint`` of one model (B = 1) as a (rows, d) array, bit for bit, by flat lookups.
+
+    ``table`` is :func:`_one_model`'s (d, D) matrix; each class's score is
+    gathered from its own contiguous row of ``table`` at the flat indices
+    ``X + offsets`` (one 1-D ``take`` per attribute, added in attribute order and
+    the prior last, the additions of :func:`_joint`), one chunk of rows at a
+    time. A row-wise gather of ``(B d)``-wide rows is several times slower for
+    one model. ``X`` must be validated codes.
+    """
+    n, K = X.shape
+    d = prior.shape[0]
+    offsets = np.concatenate([[0], np.cumsum(n_values)[:-1]]).astype(np.intp)
+    out = np.empty((n, d))
+    for a, b in _chunks(n, K):
+        cols = (X[a:b] + offsets).T.copy()  # (K, rows): each attribute's flat indices contiguous
+        for j in range(d):
+            w = table[j]
+            acc = w.take(cols[0])
+            for k in range(1, K):
+                acc += w.take(cols[k])
+            acc += prior[j]
+            out[a:b, j] = acc
+    return out
+
+
+def _one_log_proba(X, log_prior, log_feature, n_values):
+    """:func:`log_proba` of one model, shape (n, d): the same values bit for bit, ``X`` validated by the caller."""
+    prior, table = _one_model(log_prior, log_feature)
+    out = _class_scores(X, prior, table, n_values)
+    for a, b in _chunks(X.shape[0], prior.shape[0]):
+        s = out[a:b]
+        s -= _log_normaliser(s)[..., None]
+    return out
+
+
 #: Widest class axis whose reductions :func:`_log_normaliser` and :func:`scores` take column by
 #: column (strided whole-array operations, faster than numpy's reductions over a short last axis).
 COLUMN_CLASSES = 16

@@ -50,10 +50,11 @@ import math
 import numpy as np
 
 from . import _validate
+from . import divergence as _div
 from .accounting import dp_to_rdp, min_order
 from .divergence import renyi_divergence_dirichlet
 from .neighbours import all_neighbours
-from .protocol import Mechanism, ModelCalibration, ReleaseSpec, RenyiDP, register
+from .protocol import Mechanism, ModelCalibration, ReleaseSpec, RenyiDP, _dp_targets, register
 
 #: Default prior pseudo-count of every cell: the uniform Dirichlet prior.
 DEFAULT_PRIOR = 1.0
@@ -318,6 +319,228 @@ def _evaluate(cand, scale, lam, kind):
     return move, div[..., m:m + k].max(axis=-1) + div[..., m + k:].max(axis=-1)
 
 
+# ----------------------------------------------------------------------------- the search's evaluator
+#
+# The calibration evaluates the worst case some 60-70 times per target, each time over a few
+# dozen Beta pairs: the cost is Python-level calls, not arithmetic. The functions below compute
+# exactly what _evaluate computes (the same operations on the same numbers, value by value:
+# tests/test_speed_equivalence.py asserts equality against _evaluate) with one log-Gamma
+# difference call per evaluation instead of four, no re-validation of arrays built here, and
+# candidate sets of several table shapes stacked into one array.
+
+
+def _lgamma_diff_fused(a, h):
+    """:func:`lib.divergence._lgamma_diff` for 1-D float arrays, empty regimes skipped.
+
+    The same regimes and formulas value by value (``polygamma(1, x)`` is
+    ``zeta(2, x)`` and ``polygamma(2, x)`` is ``-2 zeta(3, x)`` in scipy, both exact
+    products); only the calls on empty selections are left out.
+    """
+    special = _div.special
+    out = np.empty(a.shape)
+    zero = h == 0
+    out[zero] = 0.0
+    small = ~zero & (a < _div._SMALL_ARGUMENT)
+    if small.any():
+        out[small] = _div._lgamma_diff_small(a[small], h[small])
+        rest = ~zero & ~small
+    else:
+        rest = ~zero
+    tiny = rest & (np.abs(h) <= _div._TAYLOR_STEP * a)
+    if tiny.any():
+        at, ht = a[tiny], h[tiny]
+        out[tiny] = ht * (special.digamma(at) + ht / 2 * (special.zeta(2, at) + ht / 3 * (-2.0 * special.zeta(3, at))))
+        rest = rest & ~tiny
+    ah = a + h
+    big = rest & (a >= _div._STIRLING_FROM) & (ah >= _div._STIRLING_FROM)
+    if big.any():
+        ab, hb = a[big], h[big]
+        out[big] = ((ab - 0.5) * np.log1p(hb / ab) + hb * (np.log(ab + hb) - 1)
+                    + (_div._stirling_tail(ab + hb) - _div._stirling_tail(ab)))
+        rest = rest & ~big
+    if rest.any():
+        out[rest] = special.gammaln(a[rest] + h[rest]) - special.gammaln(a[rest])
+    return out
+
+
+def _beta_divergence(ui, uj, vi, vj, lam):
+    """``renyi_divergence_dirichlet(stack([ui, uj]), stack([vi, vj]), lam)`` for flat arrays of one shape.
+
+    The arguments are built by the search (positive, broadcast, ``lam > 1``), so
+    nothing is re-validated; the divergence is ``inf`` where eq. (16) diverges,
+    as there.
+    """
+    di, dj = ui - vi, uj - vj
+    m = lam - 1
+    finite = (ui + m * di > 0) & (uj + m * dj > 0)
+    out = np.full(lam.shape, np.inf)
+    if not finite.all():
+        ui, uj, di, dj, m = ui[finite], uj[finite], di[finite], dj[finite], m[finite]
+    n = ui.size
+    a = np.concatenate([ui, uj, ui + uj])
+    dl = np.concatenate([di, dj, di + dj])
+    m3 = np.concatenate([m, m, m])
+    r = _lgamma_diff_fused(np.concatenate([a, a]), np.concatenate([-dl, m3 * dl]))
+    e = r[:3 * n] + r[3 * n:] / m3
+    with np.errstate(invalid="ignore"):
+        difference = (e[:n] + e[n:2 * n]) - e[2 * n:]
+    if np.isnan(difference).any():  # inf - inf: (lam - 1) delta overflowed
+        bad = int(np.flatnonzero(np.isnan(difference))[0])
+        raise ValueError(f"lam = {lam[finite][bad]:g} puts the divergence outside double precision for these u and v "
+                         "(an intermediate overflows); use a smaller order")
+    out[finite] = np.maximum(difference, 0.0)
+    return out
+
+
+class _Stack:
+    """Candidate sets (:class:`_Candidates`) of several table shapes, all with one row or all with several.
+
+    Each table is padded to a common length by repeating its last row, which
+    leaves every maximum over candidates unchanged.
+    """
+
+    def __init__(self, sets):
+        self.cross = sets[0].rows > 1
+
+        def pad(tables):
+            k = max(len(t) for t in tables)
+            return np.stack([np.concatenate([t, np.repeat(t[-1:], k - len(t), axis=0)]) for t in tables])
+
+        self.move = pad([c.move for c in sets])
+        if self.cross:
+            self.add = pad([c.add for c in sets])
+            self.remove = pad([c.remove for c in sets])
+
+
+def _evaluate_stacked(stack, which, scale, lam, kind):
+    """:func:`_evaluate` for 1-D ``scale`` and ``lam``, target ``k`` on candidate set ``which[k]`` of ``stack``.
+
+    Value by value what :func:`_evaluate` returns for each target on its own set
+    (the same operations on the same numbers); inputs that overflow or leave
+    the domain go through :func:`_evaluate` for its errors.
+    """
+    s = scale[:, None]
+    b_div, step = (1.0, s) if kind == "diffused" else (s, 1.0)
+
+    def beta(table):
+        t = table[which]
+        return t[..., 0] / b_div + step * t[..., 2], t[..., 1] / b_div + step * t[..., 3]
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        ui, uj = beta(stack.move)
+        parts = [(ui, uj, ui - step, uj + step)]
+        if stack.cross:
+            x, rest = beta(stack.add)
+            parts.append((x, rest, x + step, rest))
+            x, rest = beta(stack.remove)
+            parts.append((x, rest, x - step, rest))
+    sizes = [p[0].shape[1] for p in parts]
+    lams = np.broadcast_to(lam[:, None], (lam.size, sum(sizes)))
+    flat = [np.concatenate([p[k] for p in parts], axis=1).ravel() for k in range(4)]
+    if not all(np.isfinite(f).all() and (f > 0).all() for f in flat):
+        return None  # the caller evaluates set by set through _evaluate (its errors)
+    div = _beta_divergence(*flat, lams.ravel()).reshape(lam.size, -1)
+    m = sizes[0]
+    move = div[:, :m].max(axis=-1)
+    if not stack.cross:
+        return move, np.zeros_like(move)
+    k = sizes[1]
+    return move, div[:, m:m + k].max(axis=-1) + div[:, m + k:].max(axis=-1)
+
+
+def _search(sets, set_of, eps, L, kind, *, reference=False):
+    """Largest feasible scales: target ``k`` (level ``eps[k]``, order ``L[k]``) on candidate set ``sets[set_of[k]]``.
+
+    The search of :func:`calibrate_scale`, for all targets at once (each
+    target's sequence of trial scales depends on its own values only, so the
+    scales equal those of one search per set). ``reference=True`` evaluates set
+    by set through :func:`_evaluate` (the path before the stacked evaluator;
+    tests and benchmarks compare the two).
+    """
+    groups = []
+    if not reference:
+        for cross in (False, True):
+            members = [i for i, c in enumerate(sets) if (c.rows > 1) == cross]
+            if members:
+                local = np.full(len(sets), -1)
+                local[members] = np.arange(len(members))
+                groups.append((_Stack([sets[i] for i in members]), local[set_of]))
+
+    def evaluate(scale, which):
+        out = np.empty(which.size)
+        for g, (stack, local) in enumerate(groups):
+            sel = local[which] >= 0
+            if not sel.any():
+                continue
+            every = sel.all()
+            w = which if every else which[sel]
+            got = _evaluate_stacked(stack, local[w], scale if every else scale[sel], L[w], kind)
+            if got is None:
+                break
+            out[sel] = _no_nan(np.maximum(*got), "lam")
+        else:
+            if groups:
+                return out
+        for k in np.unique(set_of[which]):  # the reference path, set by set
+            sel = set_of[which] == k
+            move, cross = _evaluate(sets[k], scale[sel], L[which[sel]], kind)
+            out[sel] = _no_nan(np.maximum(move, cross), "lam")
+        return out
+
+    def excess(t, which):  # worst case minus target: <= 0 is feasible
+        return evaluate(np.exp(t), which) - eps[which]
+
+    done = excess(np.zeros(eps.size), np.arange(eps.size)) <= 0
+    hi = np.zeros(eps.size)
+    lo = np.full(eps.size, -1.0)
+    todo = np.flatnonzero(~done)
+    while todo.size:  # bracket: double -log s until feasible
+        ok = excess(lo[todo], todo) <= 0
+        hi[todo[~ok]] = lo[todo[~ok]]
+        lo[todo[~ok]] *= 2
+        todo = todo[~ok]
+        if todo.size and lo[todo].min() < _LOG_SCALE_FLOOR:
+            # every unbracketed target is at the same lo: name those of the first set, as one search per set did
+            todo = todo[set_of[todo] == set_of[todo].min()]
+            raise ValueError(
+                f"no scale above e^{_LOG_SCALE_FLOOR:g} meets epsilon = {eps[todo][:3]} at lam = {L[todo][:3]}"
+            )
+    # Safeguarded regula falsi (Illinois): a secant step inside the bracket, the stale end's
+    # value halved after two steps on the same side, a bisection step every third
+    # iteration; it stops when the bracket holds two adjacent floats. inf above the critical
+    # order becomes a large finite value so the secant stays defined.
+    active = np.flatnonzero(~done)
+    g_lo = excess(lo[active], active)
+    g_hi = np.minimum(excess(hi[active], active), 1e300)
+    glo, ghi = np.zeros(eps.size), np.zeros(eps.size)
+    glo[active], ghi[active] = g_lo, g_hi
+    side = np.zeros(eps.size, int)
+    for it in range(_MAX_BISECTION):
+        mid = 0.5 * (lo[active] + hi[active])
+        closed = (mid <= lo[active]) | (mid >= hi[active])
+        active, mid = active[~closed], mid[~closed]
+        if not active.size:
+            break
+        l, h, fl, fh = lo[active], hi[active], glo[active], ghi[active]
+        with np.errstate(invalid="ignore", over="ignore"):
+            t = l - fl * (h - l) / (fh - fl)
+        bad = ~((t > l) & (t < h)) | (it % 3 == 2)
+        t = np.where(bad, mid, t)
+        g = np.minimum(excess(t, active), 1e300)
+        ok = g <= 0
+        lo[active[ok]], glo[active[ok]] = t[ok], g[ok]
+        hi[active[~ok]], ghi[active[~ok]] = t[~ok], g[~ok]
+        # Illinois: a second step on the same side halves the other end's value
+        new_side = np.where(ok, -1, 1)
+        again = new_side == side[active]
+        glo[active[again & ~ok]] *= 0.5
+        ghi[active[again & ok]] *= 0.5
+        side[active] = new_side
+    else:  # pragma: no cover - every third step halves the bracket
+        raise ValueError("the search for the scale did not close in 2000 steps")
+    return np.where(done, 1.0, np.exp(lo))
+
+
 def worst_case(prior, scale, lam, n_total, *, rows=1, d=None, kind="diffused", parts=False):
     """The exact worst-case :math:`D_\\lambda` of one release over replace-one neighbours.
 
@@ -363,7 +586,14 @@ def worst_case(prior, scale, lam, n_total, *, rows=1, d=None, kind="diffused", p
     rows = _validate.integer(rows, "rows")
     kind = _kind(kind)
     scale, lam = _validate.broadcast(scale=scale, lam=lam)
-    move, cross = _evaluate(_Candidates(a, N, rows), scale, lam, kind)
+    cand = _Candidates(a, N, rows)
+    got = None
+    if cand.size * max(scale.size, 1) <= MAX_CANDIDATE_CELLS:  # _evaluate's values, fewer calls
+        got = _evaluate_stacked(_Stack([cand]), np.zeros(scale.size, int), scale.ravel(), lam.ravel(), kind)
+    if got is None:
+        move, cross = _evaluate(cand, scale, lam, kind)
+    else:
+        move, cross = (x.reshape(scale.shape) for x in got)
     worst = _no_nan(np.maximum(move, cross), "lam, scale")
     if parts:
         return worst[()], move[()], cross[()]
@@ -519,58 +749,41 @@ def calibrate_scale(epsilon, lam, prior, n_total, *, rows=1, d=None, kind="diffu
     cand = _Candidates(a, N, rows)
     _validate.cells(cand.size * max(eps.size, 1), "the candidate pairs times the targets", MAX_CANDIDATE_CELLS)
 
-    def excess(t, which):  # worst case minus target: <= 0 is feasible
-        move, cross = _evaluate(cand, np.exp(t), L[which], kind)
-        return _no_nan(np.maximum(move, cross), "lam") - eps[which]
-
-    done = excess(np.zeros(eps.size), np.arange(eps.size)) <= 0
-    hi = np.zeros(eps.size)
-    lo = np.full(eps.size, -1.0)
-    todo = np.flatnonzero(~done)
-    while todo.size:  # bracket: double -log s until feasible
-        ok = excess(lo[todo], todo) <= 0
-        hi[todo[~ok]] = lo[todo[~ok]]
-        lo[todo[~ok]] *= 2
-        todo = todo[~ok]
-        if todo.size and lo[todo].min() < _LOG_SCALE_FLOOR:
-            raise ValueError(
-                f"no scale above e^{_LOG_SCALE_FLOOR:g} meets epsilon = {eps[todo][:3]} at lam = {L[todo][:3]}"
-            )
-    # Safeguarded regula falsi (Illinois): a secant step inside the bracket, the stale end's
-    # value halved after two steps on the same side, a bisection step every third
-    # iteration; it stops when the bracket holds two adjacent floats. inf above the critical
-    # order becomes a large finite value so the secant stays defined.
-    active = np.flatnonzero(~done)
-    g_lo = excess(lo[active], active)
-    g_hi = np.minimum(excess(hi[active], active), 1e300)
-    glo, ghi = np.zeros(eps.size), np.zeros(eps.size)
-    glo[active], ghi[active] = g_lo, g_hi
-    side = np.zeros(eps.size, int)
-    for it in range(_MAX_BISECTION):
-        mid = 0.5 * (lo[active] + hi[active])
-        closed = (mid <= lo[active]) | (mid >= hi[active])
-        active, mid = active[~closed], mid[~closed]
-        if not active.size:
-            break
-        l, h, fl, fh = lo[active], hi[active], glo[active], ghi[active]
-        with np.errstate(invalid="ignore", over="ignore"):
-            t = l - fl * (h - l) / (fh - fl)
-        bad = ~((t > l) & (t < h)) | (it % 3 == 2)
-        t = np.where(bad, mid, t)
-        g = np.minimum(excess(t, active), 1e300)
-        ok = g <= 0
-        lo[active[ok]], glo[active[ok]] = t[ok], g[ok]
-        hi[active[~ok]], ghi[active[~ok]] = t[~ok], g[~ok]
-        # Illinois: a second step on the same side halves the other end's value
-        new_side = np.where(ok, -1, 1)
-        again = new_side == side[active]
-        glo[active[again & ~ok]] *= 0.5
-        ghi[active[again & ok]] *= 0.5
-        side[active] = new_side
-    else:  # pragma: no cover - every third step halves the bracket
-        raise ValueError("the search for the scale did not close in 2000 steps")
-    out = np.where(done, 1.0, np.exp(lo)).reshape(shape)
+    out = _search([cand], np.zeros(eps.size, int), eps, L, kind).reshape(shape)
     return out[()]
+
+
+def _calibrate_shapes(epsilon, lam, prior, n_total, shapes, kind):
+    """``{shape: calibrate_scale(epsilon, lam, prior, n_total, rows=shape[0], d=shape[1], kind=kind)}``, one search.
+
+    ``shapes`` are ``(rows, d)`` pairs in the order in which one call per shape
+    would have run (and raised); the searches of all shapes and targets run
+    together (:func:`_search`), with the scales of one call per shape, value by
+    value. Shapes whose candidates would not fit together in
+    :data:`MAX_CANDIDATE_CELLS` are searched one by one.
+    """
+    sets, arrays = [], None
+    for rows, d in shapes:
+        a = _prior(prior, d)
+        eps = _validate.positive(epsilon, "epsilon")
+        lams = _validate.order(lam, "lam", strict=True)
+        N = _validate.integer(n_total, "n_total")
+        rows = _validate.integer(rows, "rows")
+        kind = _kind(kind)
+        eps, lams = _validate.broadcast(epsilon=eps, lam=lams)
+        cand = _Candidates(a, N, rows)
+        _validate.cells(cand.size * max(eps.size, 1), "the candidate pairs times the targets", MAX_CANDIDATE_CELLS)
+        sets.append(cand)
+        arrays = eps.shape, eps.ravel(), lams.ravel()
+    shape, eps, L = arrays
+    n = eps.size
+    if sum(c.size for c in sets) * max(n, 1) > MAX_CANDIDATE_CELLS:
+        found = [_search([c], np.zeros(n, int), eps, L, kind) for c in sets]
+    else:
+        flat = _search(sets, np.repeat(np.arange(len(sets)), n), np.tile(eps, len(sets)), np.tile(L, len(sets)),
+                       kind)
+        found = np.split(flat, len(sets))
+    return {sh: s.reshape(shape)[()] for sh, s in zip(shapes, found)}
 
 
 # ----------------------------------------------------------------------------- mechanisms
@@ -755,8 +968,8 @@ class _PosteriorSampler(Mechanism):
         spec_shapes, n_total = _spec(spec)
         per = epsilons / len(spec_shapes)
         shapes = sorted(set(spec_shapes))
-        scales = {sh: np.atleast_1d(calibrate_scale(per, lam, cls.prior, n_total, rows=sh[0], d=sh[1],
-                                                    kind=cls.kind)) for sh in shapes}
+        scales = {sh: np.atleast_1d(s) for sh, s in
+                  _calibrate_shapes(per, lam, cls.prior, n_total, shapes, cls.kind).items()}
         out = []
         for e, eps in enumerate(per):
             built = {sh: cls._build(float(scales[sh][e]), eps, lam, sh[0], sh[1], n_total) for sh in shapes}
@@ -778,6 +991,44 @@ class _PosteriorSampler(Mechanism):
         arguments raise; a target that no scale meets gives ``attained=False``
         with the reason.
         """
+        return cls._calibrate_dp(epsilon_hat, delta, spec, cache, n_orders, None)
+
+    @classmethod
+    def calibrate_dp_many(cls, epsilon_hats, delta, spec, *, cache=None):
+        """:meth:`calibrate_dp` at every target of ``epsilon_hats``: one search for all targets, orders and shapes.
+
+        Element ``i`` equals ``calibrate_dp(epsilon_hats[i], delta, spec,
+        cache=cache)``: the same scales value by value (each target's search
+        depends on its own values only). If the joint search raises, each
+        target is calibrated on its own, with its own outcome.
+        """
+        targets = _dp_targets(epsilon_hats)
+        if cls.calibrate_dp.__func__ is not _PosteriorSampler.calibrate_dp.__func__:
+            return super().calibrate_dp_many(epsilon_hats, delta, spec, cache=cache)
+        n_orders, found = 48, {}
+        try:
+            dl = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
+            spec_shapes, n_total = _spec(spec)
+            shapes = sorted(set(spec_shapes))
+            grids = {}
+            for e in dict.fromkeys(targets):  # calibrate_dp's order grid of each distinct target
+                lam0, top = min_order(e, dl), min(1 / dl, 1e4)
+                if top > lam0:
+                    lams = lam0 + np.geomspace(1e-3 * lam0, top - lam0, n_orders)
+                    grids[e] = (lams, dp_to_rdp(e, lams, dl, n_releases=len(spec_shapes)))
+            if len(grids) > 1:
+                scales = _calibrate_shapes(np.concatenate([g[1] for g in grids.values()]),
+                                           np.concatenate([g[0] for g in grids.values()]), cls.prior, n_total,
+                                           shapes, cls.kind)
+                for k, e in enumerate(grids):
+                    found[e] = {sh: scales[sh][k * n_orders:(k + 1) * n_orders] for sh in shapes}
+        except (ValueError, TypeError):
+            found = {}
+        return [cls._calibrate_dp(e, delta, spec, cache, n_orders, found.get(e)) for e in targets]
+
+    @classmethod
+    def _calibrate_dp(cls, epsilon_hat, delta, spec, cache, n_orders, found):
+        """:meth:`calibrate_dp`; ``found``: the scales of its search, computed with other targets' (or None)."""
         epsilon_hat = _validate.scalar(_validate.positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
         delta = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
         spec_shapes, n_total = _spec(spec)
@@ -800,8 +1051,8 @@ class _PosteriorSampler(Mechanism):
             lams = lam0 + np.geomspace(1e-3 * lam0, top - lam0, n_orders)
             eps = dp_to_rdp(epsilon_hat, lams, delta, n_releases=len(spec_shapes))
             shapes = sorted(set(spec_shapes))
-            scales = {sh: calibrate_scale(eps, lams, cls.prior, n_total, rows=sh[0], d=sh[1], kind=cls.kind)
-                      for sh in shapes}
+            scales = found if found is not None else _calibrate_shapes(eps, lams, cls.prior, n_total, shapes,
+                                                                       cls.kind)
             logs = {sh: np.log(scales[sh]) for sh in shapes}
             score = np.mean([logs[sh] for sh in spec_shapes], axis=0)
             best = int(np.argmax(score))

@@ -28,6 +28,7 @@ name to its class, so a new mechanism is one class with a ``name`` and one
 
 from __future__ import annotations
 
+import copyreg
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar, NamedTuple
 
@@ -157,6 +158,30 @@ class ModelCalibration(NamedTuple):
 # ----------------------------------------------------------------------------- the base class
 
 
+_CONFIGURED_METAS = {}
+
+
+def _configured_meta(meta):
+    """A subclass of the metaclass ``meta`` whose classes pickle through :func:`_rebuild_configured`."""
+    if getattr(meta, "_is_configured_meta", False):
+        return meta
+    if meta not in _CONFIGURED_METAS:
+        new = type("ConfiguredMechanismType", (meta,), {"_is_configured_meta": True, "__module__": __name__})
+        copyreg.pickle(new, _reduce_configured)
+        _CONFIGURED_METAS[meta] = new
+    return _CONFIGURED_METAS[meta]
+
+
+def _reduce_configured(cls):
+    base, settings = cls._configured_from
+    return _rebuild_configured, (base, settings)
+
+
+def _rebuild_configured(base, settings):
+    """``base.configured(**settings)``, as an unpickled variant (see :meth:`Mechanism.configured`)."""
+    return base.configured(**settings)
+
+
 class Mechanism:
     """Base class of every release mechanism.
 
@@ -198,7 +223,12 @@ class Mechanism:
         unknown = [k for k in settings if not hasattr(cls, k) or callable(getattr(cls, k))]
         if unknown:
             raise ValueError(f"{cls.__name__} has no setting(s) {unknown}")
-        return type(cls.__name__, (cls,), dict(settings))
+        # A variant pickles (with its instances, and a model that names it) as "cls.configured(**settings)":
+        # its metaclass has a reducer in copyreg, so pickle rebuilds it rather than look for its name.
+        base, applied = getattr(cls, "_configured_from", (cls, {}))
+        meta = _configured_meta(type(cls))
+        variant = meta(cls.__name__, (cls,), {**settings, "_configured_from": (base, {**applied, **settings})})
+        return variant
 
     @classmethod
     def release_key(cls, spec: ReleaseSpec, index: int):

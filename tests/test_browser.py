@@ -27,7 +27,10 @@ HTML = ROOT / "_build" / "html"
 # The landing page, the API page and every chapter in the table of contents (a chapter in
 # progress that is not in _toc.yml is not built).
 _TOC = (ROOT / "_toc.yml").read_text()
-PAGES = ["book/intro.html", "book/api.html"] + sorted(
+# The API reference is one page per group of modules (book/api/*.md).
+API_PAGES = sorted(f"book/api/{source.stem}.html" for source in (ROOT / "book" / "api").glob("*.md")
+                   if f"file: book/api/{source.stem}\n" in _TOC + "\n")
+PAGES = ["book/intro.html"] + API_PAGES + sorted(
     f"notebooks/{source.stem}.html" for source in (ROOT / "notebooks").glob("[0-9]*.md")
     if f"file: notebooks/{source.stem}\n" in _TOC + "\n")
 CHROMIUM_FLAGS = [
@@ -89,9 +92,9 @@ def _math_elements(page: str) -> int:
 @pytest.mark.parametrize("page", PAGES)
 def test_math_is_typeset_and_nothing_comes_from_the_network(chromium, origin, page, tmp_path):
     expected = _math_elements(page)
-    # The landing page is written in Unicode (its chapter map reaches search results as text);
-    # every other page has math to check.
-    assert expected > 0 or page == "book/intro.html", f"{page} has no math to check"
+    # The landing page is written in Unicode (its chapter map reaches search results as text)
+    # and an API page may have no formula; every chapter has math to check.
+    assert expected > 0 or not page.startswith("notebooks/"), f"{page} has no math to check"
     dom, requests = _render(chromium, f"{origin}/{page}", tmp_path)
 
     typeset = dom.count("<mjx-container")
@@ -377,3 +380,83 @@ def test_no_page_or_download_shows_a_path_of_the_build_machine():
         assert sys_path not in text, f"{path.relative_to(HTML)} shows the build path {sys_path}"
         assert not re.search(r"git clone (?:/|\.\.?/|file:)", text), f"{path.relative_to(HTML)} clones a local path"
         assert "git clone" in text, f"{path.relative_to(HTML)} lost its clone command"
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 28: the pages a reader opens on a phone read without sideways scrolling. At 390 px the
+# page is no wider than the screen, every table fits the box that holds it (no table scrolls
+# inside its box either), and the verdict column of the paper index is on screen.
+
+PHONE_PAGES = ["book/intro.html", "book/paper_index.html", "book/errata.html",
+               "notebooks/15_all_systems.html"] + API_PAGES
+
+_FIT_PROBE = """<!doctype html><html><body>
+<iframe id="page" src="{src}" style="width:{width}px;height:900px;border:0"></iframe>
+<script>
+document.getElementById("page").onload = function () {{
+  setTimeout(function () {{
+    var doc = document.getElementById("page").contentDocument, win = doc.defaultView;
+    var out = {{page_scroll: doc.documentElement.scrollWidth, inner: win.innerWidth,
+               tables: [], verdicts: []}};
+    doc.querySelectorAll("{selector}").forEach(function (t) {{
+      var box = t.parentElement;
+      out.tables.push({{table: Math.ceil(t.getBoundingClientRect().width), scroll: t.scrollWidth,
+                        box: box.clientWidth, box_scroll: box.scrollWidth,
+                        head: (t.querySelector("tr") || t).textContent.trim().slice(0, 60)}});
+      var head = Array.prototype.map.call(t.querySelectorAll("thead th"),
+                                          function (h) {{ return h.textContent.trim(); }});
+      var col = head.indexOf("Verdict");
+      if (col >= 0) {{
+        t.querySelectorAll("tbody tr").forEach(function (row) {{
+          var cell = row.children[col], r = cell.getBoundingClientRect();
+          out.verdicts.push({{text: cell.textContent.trim(), left: r.left, right: r.right,
+                              width: r.width, view: win.innerWidth}});
+        }});
+      }}
+    }});
+    var pre = document.createElement("pre");
+    pre.id = "probe-result"; pre.textContent = JSON.stringify(out);
+    document.body.appendChild(pre);
+  }}, 1500);
+}};
+</script></body></html>"""
+
+
+# The tables that must fit: every table of a page, except in chapter 15, whose wide tables of
+# numbers scroll in their box (checked above) and whose practitioner's table must fit.
+FIT_TABLES = {"notebooks/15_all_systems.html": "section#what-a-practitioner-should-pick table"}
+
+
+def _fit(chromium: str, origin: str, page: str, width: int, workdir: Path) -> dict:
+    probe = HTML / f"__fit_{width}_{page.replace('/', '_')}"
+    probe.write_text(_FIT_PROBE.format(src=f"/{page}", width=width,
+                                       selector=FIT_TABLES.get(page, "article table")))
+    try:
+        dom, _ = _render(chromium, f"{origin}/{probe.name}", workdir)
+    finally:
+        probe.unlink()
+    found = re.search(r'<pre id="probe-result">(.*?)</pre>', dom, re.S)
+    assert found, f"the layout probe of {page} did not report"
+    import html as _html
+    return json.loads(_html.unescape(found[1]))
+
+
+@pytest.mark.parametrize("page", PHONE_PAGES)
+def test_on_a_phone_nothing_scrolls_sideways(chromium, origin, page, tmp_path):
+    layout = _fit(chromium, origin, page, 390, tmp_path)
+    assert layout["page_scroll"] <= layout["inner"], (
+        f"{page}: the page is {layout['page_scroll']} px wide on a {layout['inner']} px screen")
+    if page in ("book/paper_index.html", "notebooks/15_all_systems.html", "book/intro.html"):
+        assert layout["tables"], f"{page}: no table found"
+    for t in layout["tables"]:
+        assert t["table"] <= t["box"] + 1 and t["box_scroll"] <= t["box"] + 1, (
+            f"{page}: a table ({t['head']!r}) is {t['table']} px wide in a {t['box']} px box")
+
+
+def test_on_a_phone_the_paper_index_shows_every_verdict(chromium, origin, tmp_path):
+    layout = _fit(chromium, origin, "book/paper_index.html", 390, tmp_path)
+    verdicts = layout["verdicts"]
+    assert len(verdicts) >= 71, f"{len(verdicts)} verdict cells found"
+    for v in verdicts:
+        assert 0 <= v["left"] and v["right"] <= v["view"] + 1 and v["width"] > 20, v

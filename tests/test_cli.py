@@ -18,10 +18,11 @@ import pytest
 
 from lib.experiments import cli, run
 from lib.experiments.cli import DEFAULTS, main
+from lib._version import __version__ as lib_version
 from lib.experiments.grid import NaiveBayesTask, NetworkTask
 
 RECORD_KEYS = {"model", "privacy", "datasets", "mechanisms", "budgets", "n_repeats", "lam", "delta", "seed",
-               "elapsed_seconds", "versions", "rows"}
+               "elapsed_seconds", "versions", "commit", "rows"}
 
 
 @pytest.fixture
@@ -76,6 +77,12 @@ def usage_error(capsys, argv):
     (["--lam", "0.5"], r"must be in \[1, inf\)"),
     (["--datasets", "iris"], "invalid choice: 'iris'"),
     (["--mechanisms", "svm"], "invalid choice: 'svm'"),
+    (["--datasets", "germancredt"], r"invalid choice: 'germancredt' \(did you mean 'GermanCredit'\?\)"),
+    (["--mechanisms", "dirichelt"], r"invalid choice: 'dirichelt' \(did you mean 'dirichlet'\?\)"),
+    (["--epsilon", "0"], r"must be in \(0, inf\)"),
+    (["--epsilon", "1", "-2"], r"must be in \(0, inf\)"),
+    (["--epsilon", "inf"], r"must be in \(0, inf\)"),
+    (["--epsilon", "1", "--n-epsilons", "3"], "not allowed with argument"),
 ])
 def test_bad_arguments_exit_2_before_any_computation(tmp_path, capsys, no_grid, extra, message):
     err = usage_error(capsys, command(tmp_path, *extra))
@@ -176,7 +183,11 @@ def test_json_record(tmp_path, synthetic_data, model, privacy):
     assert record["datasets"] == ["GermanCredit"] and record["mechanisms"] == list(mechanisms)
     np.testing.assert_allclose(record["budgets"], np.logspace(*ends, 2), rtol=1e-15)
     assert (record["n_repeats"], record["lam"], record["delta"], record["seed"]) == (2, 5.0, 1e-5, 20230201)
-    assert set(record["versions"]) == {"python", "numpy", "scipy", "pandas", "matplotlib"}
+    assert set(record["versions"]) == {"python", "numpy", "scipy", "pandas", "matplotlib",
+                                       "dirichlet-mechanism-book"}
+    assert record["versions"]["dirichlet-mechanism-book"] == lib_version
+    # this test runs from the git checkout: the record names its commit (+dirty with local changes)
+    assert re.fullmatch(r"[0-9a-f]{40}(\+dirty)?", record["commit"]), record["commit"]
     assert record["versions"]["numpy"] == np.__version__
     assert record["rows"] == len(pd.read_csv(out / f"{stem}.csv")) == len(mechanisms) * 2 * 2
     assert record["elapsed_seconds"] >= 0
@@ -202,3 +213,44 @@ def test_figures_are_written_as_png_and_svg(tmp_path, synthetic_data, model, met
         assert (out / f"{stem}_{m}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert "<svg" in (out / f"{stem}_{m}.svg").read_text()
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temporary file left
+
+
+# ----------------------------------------------------------------------------- issue 27: budgets, names, help
+
+def test_explicit_budgets_with_epsilon(tmp_path, synthetic_data):
+    assert main(command(tmp_path, "--epsilon", "1", "--n-repeats", "1", "--datasets", "germancredit",
+                        "--mechanisms", "dirichlet", "mle")) == 0
+    record = json.loads((tmp_path / "out" / "naive_bayes_rdp.json").read_text())
+    assert record["budgets"] == [1.0] and record["mechanisms"] == ["dirichlet", "mle"]
+    written = pd.read_csv(tmp_path / "out" / "naive_bayes_rdp.csv")
+    assert sorted(set(written.epsilon)) == [1.0] and len(written) == 2
+    assert main(command(tmp_path, "--epsilon", "0.5", "2", "--n-repeats", "1", "--datasets", "germancredit",
+                        "--mechanisms", "mle")) == 0
+    assert json.loads((tmp_path / "out" / "naive_bayes_rdp.json").read_text())["budgets"] == [0.5, 2.0]
+
+
+def test_the_static_names_of_the_parser_are_the_registry_s():
+    from lib.experiments import grid
+    from lib.experiments.data import DATASETS
+    from lib.protocol import names
+
+    assert cli.DATASET_NAMES == DATASETS and cli.BN_DATASET_NAMES == grid.BN_DATASETS
+    assert cli.MECHANISM_NAMES == names() and cli.MODELS == tuple(grid.TASKS) and cli.PRIVACY == grid.PRIVACY
+    assert (cli.DEFAULT_SEED, cli.DP_DELTA) == (grid.DEFAULT_SEED, grid.DP_DELTA)
+
+
+def test_help_shows_defaults_only_where_there_is_one_and_imports_nothing_heavy():
+    code = ("import sys\nfrom lib.experiments.cli import main\ntry:\n    main(['run', '--help'])\n"
+            "except SystemExit:\n    pass\nprint(sorted(m for m in ('pandas', 'matplotlib', 'lib.experiments.grid', "
+            "'lib.experiments.data', 'tqdm') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+    assert "(default: None)" not in done.stdout and "(default: 20230201)" in done.stdout
+    assert "--out OUT             folder for the CSV, the JSON record and figures\n" in done.stdout
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0 and capsys.readouterr().out.strip().endswith(lib_version)

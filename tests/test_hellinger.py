@@ -176,3 +176,56 @@ def test_bad_input_raises():
         hm.smooth_sensitivity_beta([0.1, 0.2], 0.0)
     with pytest.raises(ValueError, match=r"alpha must be in \(0, inf\)"):
         hm.dirichlet_exact_scale(0.0, 10, 1.0, 1e-6)
+
+
+def test_score_atoms_merge_ties_and_sum_to_one():
+    # uniform prior, data set at the centre: every score but the true one is shared by two candidates
+    mech = hm.hellinger_mechanism((1.0, 1.0), 20, 1.0, 1e-6)
+    scores, probs = hm.score_atoms(mech.log_pmf[10], mech.hellinger[10])
+    assert scores.size == 11 and scores[-1] == 0.0 and np.isclose(probs.sum(), 1.0, rtol=0, atol=1e-12)
+    p = np.exp(mech.log_pmf[10])
+    assert np.isclose(probs[-1], p[10], rtol=1e-14) and np.isclose(probs[0], p[0] + p[20], rtol=1e-14)
+    # off centre no two candidates share a score
+    assert hm.score_atoms(mech.log_pmf[3], mech.hellinger[3])[0].size == 21
+
+
+def test_lemma_violation_on_a_hand_made_law():
+    scores, probs = np.array([-2.0, -1.0, 0.0]), np.array([0.2, 0.3, 0.5])
+    # a shift that maps -1 onto 0 and 0 onto nothing: the atom at 0 is compared with nothing
+    out = hm.lemma_violation(scores, probs, 2.0, 0.1, shift=1.0)
+    assert out["matched"] == 2 and out["score"] == 0.0 and np.isclose(out["violation"], 0.5 - 0.05)
+    assert np.isclose(out["gap"], 1.0)
+    # a generic shift matches nothing: the violation is the largest atom minus delta / 2
+    out = hm.lemma_violation(scores, probs, 2.0, 0.1, shift=0.37)
+    assert out["matched"] == 0 and np.isclose(out["violation"], 0.45) and np.isclose(out["gap"], 0.37)
+    # dilation by e^lambda maps 0 to 0 and -1 to -2 when lambda = ln 2: only -2 is compared with nothing
+    out = hm.lemma_violation(scores, probs, 0.0, 0.0, log_dilation=np.log(2.0))
+    assert out["matched"] == 2 and out["score"] == -2.0 and np.isclose(out["violation"], 0.2)
+    # a law with an atom at every image: the inequality holds
+    assert hm.lemma_violation(np.array([-1.0, 0.0]), np.array([0.5, 0.5]), 0.0, 0.0, shift=0.0)["violation"] <= 0
+
+
+def test_proof_delta_threshold_is_two_ln_two():
+    import sympy as sp
+    eps = sp.symbols("epsilon", positive=True)
+    (root,) = sp.solve(sp.Eq(sp.exp(eps / 2) / 2, 1), eps)
+    assert sp.simplify(root - 2 * sp.log(2)) == 0
+    t = float(root)
+    below, above = hm.proof_delta(t * (1 - 1e-6), 1e-3), hm.proof_delta(t * (1 + 1e-6), 1e-3)
+    assert below["as_written"] < 1e-3 < above["as_written"]
+    assert (hm.proof_delta(np.array([1e-6, 0.5, 5.0]), 1e-3)["both_terms"] > 1e-3).all()
+
+
+def test_head_to_head_calibration_is_memoised_and_unchanged():
+    hm._order_for.cache_clear()
+    hm._exact_scale_for.cache_clear()
+    ref = np.array([30.0, 70.0])
+    first = hm.head_to_head((1.0, 1.0), (40, 60), 1.0, 1e-6, reference=ref, repeats=50, rng=1)["_calibration"]
+    assert hm._order_for.cache_info().misses == 1
+    again = hm.head_to_head((1.0, 1.0), (20, 80), 1.0, 1e-6, reference=ref, repeats=50, rng=2)["_calibration"]
+    assert hm._order_for.cache_info().hits == 1 and hm._exact_scale_for.cache_info().hits == 1
+    assert first == again
+    from lib.accounting import optimal_order
+    direct = optimal_order(1.0, 1e-6, ref)
+    assert first["r_app_b"] == direct.r and first["alpha"] == direct.alpha
+    assert first["r_exact"] == hm.dirichlet_exact_scale(direct.alpha, 100, 1.0, 1e-6)

@@ -1,5 +1,6 @@
 """The PDF of the whole book (``make pdf``): every page of ``_toc.yml``, typeset math, figures,
-nothing past the margins.
+nothing past the margins; printed page numbers, a bookmark per chapter and section, a contents
+list with page numbers, no sheet holding only a caption; the API reference as its own PDF.
 
 Runs after ``make pdf`` (``make pdf-test``; not part of ``make test``, which it would slow down by
 minutes). Reads ``_build/pdf/book.pdf`` with poppler-utils (``pdfinfo``, ``pdftotext``,
@@ -25,6 +26,9 @@ pytestmark = pytest.mark.pdf
 
 ROOT = Path(__file__).resolve().parents[1]
 PDF = ROOT / "_build" / "pdf" / "book.pdf"
+API_PDF = ROOT / "_build" / "pdf" / "api.pdf"
+# Documents printed in API_PDF instead of the book (tools/build_pdf.py, API_PREFIX).
+API_PREFIX = "book/api"
 SINGLEHTML = ROOT / "_build" / "pdf" / "_build" / "singlehtml"
 
 # What a formula left untypeset by MathJax looks like in the text of the PDF: the delimiters
@@ -64,11 +68,42 @@ def pdf() -> Path:
 
 
 @pytest.fixture(scope="module")
-def pages(pdf) -> list[str]:
-    """The text of each page (pdftotext separates pages with a form feed)."""
+def api_pdf(pdf) -> Path:
+    if not API_PDF.exists():
+        _skip_or_fail(f"no PDF at {API_PDF}: run `make pdf` first")
+    return API_PDF
+
+
+def _page_texts(pdf: Path) -> list[str]:
     text = subprocess.run(["pdftotext", "-enc", "UTF-8", str(pdf), "-"],
                           capture_output=True, text=True, check=True).stdout
     return [_normalise(page) for page in text.split("\f")]
+
+
+@pytest.fixture(scope="module")
+def pages(pdf) -> list[str]:
+    """The text of each page (pdftotext separates pages with a form feed)."""
+    return _page_texts(pdf)
+
+
+def _words(pdf: Path) -> list[tuple[int, float, float, float, float, float, str]]:
+    """Every word with its page (from 1), the page's width and height and its box, in points."""
+    boxes = subprocess.run(["pdftotext", "-bbox", str(pdf), "-"], capture_output=True, text=True,
+                           check=True).stdout
+    words = []
+    for number, page in enumerate(re.split(r"<page ", boxes)[1:], start=1):
+        width = float(re.search(r'width="([\d.]+)"', page).group(1))
+        height = float(re.search(r'height="([\d.]+)"', page).group(1))
+        for x_min, y_min, x_max, word in re.findall(
+                r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="[\d.]+">([^<]*)</word>',
+                page):
+            words.append((number, width, height, float(x_min), float(y_min), float(x_max), word))
+    return words
+
+
+@pytest.fixture(scope="module")
+def words(pdf):
+    return _words(pdf)
 
 
 def _normalise(text: str) -> str:
@@ -79,8 +114,9 @@ def _normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def toc_documents() -> list[str]:
-    """Every document of ``_toc.yml`` in reading order (root, then parts, chapters, sections)."""
+def toc_documents(api: bool = False) -> list[str]:
+    """Every document of ``_toc.yml`` in reading order (root, then parts, chapters, sections):
+    those of the book's PDF, or with ``api`` those of the API reference's PDF."""
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
     docs = [toc["root"]]
 
@@ -94,7 +130,7 @@ def toc_documents() -> list[str]:
     for part in toc.get("parts", []):
         walk(part.get("chapters"))
     walk(toc.get("chapters"))
-    return docs
+    return [doc for doc in docs if doc.startswith(API_PREFIX) == api]
 
 
 def title(doc: str) -> str:
@@ -121,11 +157,22 @@ def title_fragments(heading: str) -> list[str]:
     return [f for f in fragments if len(f) >= 3]
 
 
-def test_every_toc_document_starts_a_page_in_order(pages):
-    """Each document of _toc.yml is in the PDF, its title at the top of a new page, in order."""
-    docs = toc_documents()
-    assert len(docs) >= 3, docs
-    last = -1
+def _contents_pages(pages: list[str]) -> range:
+    """The sheets of the contents list: from the one headed "Contents" to the one before the
+    first chapter's opening box ("What this chapter shows"), which follows its title."""
+    first = next((i for i, page in enumerate(pages) if page.startswith("Contents")), None)
+    if first is None:
+        return range(0)
+    box = next(i for i, page in enumerate(pages) if "What this chapter shows" in page and i > first)
+    return range(first, box)
+
+
+def _document_starts(pages: list[str], docs: list[str]) -> dict[str, int]:
+    """The page (from 0) where each document's title leads a page, in order (the contents list,
+    whose lines start with titles too, aside)."""
+    skip = _contents_pages(pages)
+    pages = ["" if i in skip else page for i, page in enumerate(pages)]
+    found, last = {}, -1
     for doc in docs:
         fragments = title_fragments(title(doc))
         assert fragments, f"no text in the title of {doc}"
@@ -138,7 +185,97 @@ def test_every_toc_document_starts_a_page_in_order(pages):
         heading_text = " ".join(pages[first:first + 2])
         for fragment in fragments:
             assert fragment in heading_text, f"{fragment!r} of the title of {doc} is not on page {first + 1}"
-        last = first
+        found[doc] = last = first
+    return found
+
+
+def test_every_toc_document_starts_a_page_in_order(pages):
+    """Each document of _toc.yml is in the PDF, its title at the top of a new page, in order."""
+    docs = toc_documents()
+    assert len(docs) >= 3, docs
+    assert len(_document_starts(pages, docs)) == len(docs)
+
+
+def test_the_api_reference_is_its_own_pdf(pages, api_pdf):
+    """The API pages are printed in api.pdf, each starting a page, and not in the book."""
+    docs = toc_documents(api=True)
+    assert docs, "no API page in _toc.yml"
+    api_pages = _page_texts(api_pdf)
+    starts = _document_starts(api_pages, docs)
+    assert len(starts) == len(docs)
+    for doc in docs:
+        first = title_fragments(title(doc))[0]
+        assert not any(page.startswith(first) for page in pages), f"{doc} is printed in the book too"
+
+
+def test_every_page_is_numbered(words):
+    """Each sheet prints its number in the bottom margin (the last 16 mm of the sheet)."""
+    numbered = {number for number, _w, height, _x0, y_min, _x1, word in words
+                if word == str(number) and y_min > height - 16 / 25.4 * 72}
+    n_pages = max(number for number, *_ in words)
+    missing = sorted(set(range(1, n_pages + 1)) - numbered)
+    assert not missing, f"pages without a printed number: {missing[:20]}"
+
+
+def _bookmarks(pdf: Path) -> list[tuple[int, str, int]]:
+    from pypdf import PdfReader
+
+    reader = PdfReader(str(pdf))
+    found = []
+
+    def walk(entries, depth):
+        for entry in entries:
+            if isinstance(entry, list):
+                walk(entry, depth + 1)
+            else:
+                found.append((depth, _normalise(str(entry.title)),
+                              reader.get_destination_page_number(entry)))
+
+    walk(reader.outline, 0)
+    return found
+
+
+def test_a_bookmark_per_chapter_and_section(pdf, pages):
+    """The PDF's outline has every document (bar the root) at the page where it starts, with
+    its sections beneath it."""
+    marks = _bookmarks(pdf)
+    docs = toc_documents()[1:]
+    starts = _document_starts(pages, toc_documents())
+    for doc in docs:
+        first = title_fragments(title(doc))[0]
+        hits = [(depth, page) for depth, text, page in marks if text.startswith(first[:30])]
+        assert hits, f"no bookmark for {doc} ({first!r})"
+        assert (1, starts[doc]) in hits, f"the bookmark of {doc} is not at page {starts[doc] + 1}: {hits}"
+    sections = [m for m in marks if m[0] == 2]
+    assert len(sections) >= 5 * len(docs), f"{len(sections)} section bookmarks for {len(docs)} documents"
+
+
+def test_the_contents_list_gives_each_chapters_page(pages):
+    """The contents list printed at the front gives, for every document, the page where its
+    title is found in the PDF's text (found here from the text, not from the bookmarks that
+    the build used to write the numbers)."""
+    html = (SINGLEHTML / "print.html").read_text(encoding="utf-8")
+    listed = re.findall(r'<li class="toc-chapter"><span class="toc-title">(.*?)</span>'
+                        r'<span class="toc-dots"></span><span class="toc-page">(\d+)</span>', html)
+    docs = toc_documents()[1:]
+    assert len(listed) == len(docs), f"{len(listed)} chapters listed for {len(docs)} documents"
+    starts = _document_starts(pages, toc_documents())
+    for doc, (_text, number) in zip(docs, listed):
+        assert int(number) == starts[doc] + 1, f"contents give page {number} for {doc}, it starts on {starts[doc] + 1}"
+    contents = _contents_pages(pages)
+    assert len(contents) >= 1 and contents.stop <= starts[docs[0]], "no contents before the first chapter"
+
+
+def test_no_sheet_holds_only_a_caption(pdf, pages):
+    """A figure's caption is printed on the sheet of its figure: no sheet without an image whose
+    text is a caption alone (what a figure too tall for its caption left behind)."""
+    listing = subprocess.run(["pdfimages", "-list", str(pdf)], capture_output=True, text=True,
+                             check=True).stdout.splitlines()[2:]
+    with_images = {int(line.split()[0]) for line in listing if line.split()}
+    lonely = [(i + 1, page[:80]) for i, page in enumerate(pages)
+              if i + 1 not in with_images and len(page) < 700
+              and re.match(r"^.{0,40}?Figure \d+", page)]
+    assert not lonely, f"sheets holding only a caption: {lonely}"
 
 
 def test_page_count_and_density(pdf, pages):
@@ -157,7 +294,9 @@ def test_page_count_and_density(pdf, pages):
     listing = subprocess.run(["pdfimages", "-list", str(pdf)], capture_output=True, text=True,
                              check=True).stdout.splitlines()[2:]
     with_images = {int(line.split()[0]) for line in listing if line.split()}
-    blank = [i + 1 for i, page in enumerate(pages[:n_pages]) if not page and i + 1 not in with_images]
+    # (Every sheet prints its number, so a blank one holds that number alone.)
+    blank = [i + 1 for i, page in enumerate(pages[:n_pages])
+             if page in ("", str(i + 1)) and i + 1 not in with_images]
     assert not blank, f"blank pages: {blank}"
 
 

@@ -219,17 +219,23 @@ def test_the_rewind_attack_finds_nothing():
 
     The old model kept its generator (``_rng``, and ``random_state`` when it was one)
     and its seed; rewinding reproduced the release bit for bit from the true data only.
-    A fitted model now holds no object the attack could rewind or re-seed.
+    ``random_state`` is now the caller's parameter, unchanged by ``fit`` (scikit-learn's
+    convention; a seed is a key the caller holds), and a fitted model handed on (pickle,
+    deepcopy) holds no object the attack could rewind or re-seed.
     """
     D, _, n_values, d = _neighbours()
     for seed in (2024, np.random.default_rng(2024)):
         model = PrivateNaiveBayes("dirichlet", epsilon=1.0, random_state=seed).fit(
             *D, n_values=n_values, n_classes=d)
-        assert model.random_state is None
-        state = [o for o in _walk(pickle.loads(pickle.dumps(model))) if isinstance(o, GENERATOR_TYPES)]
-        assert state == []
-        # nor the seed: no integer attribute of the model equals it
-        assert not [k for k, v in vars(model).items() if isinstance(v, (int, np.integer)) and v == 2024]
+        assert model.random_state is seed
+        for handed_on in (pickle.loads(pickle.dumps(model)), copy.deepcopy(model)):
+            assert handed_on.random_state is None
+            assert [o for o in _walk(handed_on) if isinstance(o, GENERATOR_TYPES)] == []
+            # nor the seed: no integer attribute of the model equals it
+            assert not [k for k, v in vars(handed_on).items() if isinstance(v, (int, np.integer)) and v == 2024]
+        # nor any fitted attribute in memory
+        assert not [k for k, v in vars(model).items() if k.endswith("_") and (
+            isinstance(v, GENERATOR_TYPES) or (isinstance(v, (int, np.integer)) and v == 2024))]
 
 
 def test_a_bad_random_state_is_refused_before_anything_is_fitted():
@@ -240,14 +246,18 @@ def test_a_bad_random_state_is_refused_before_anything_is_fitted():
     assert not hasattr(model, "class_log_prior_") and model.random_state == -1
 
 
-def test_a_refit_draws_fresh_noise():
-    """The seed is consumed: fitting the same object again is a new, independent release."""
+def test_a_seed_fixes_every_fit_and_none_draws_fresh_noise():
+    """An integer seed is a key: the same key gives the same release, refit or clone; None is fresh noise."""
     D, _, n_values, d = _neighbours()
     model = PrivateNaiveBayes("laplace", epsilon=1.0, random_state=5)
     first = model.fit(*D, n_values=n_values, n_classes=d).class_log_prior_.copy()
+    assert model.random_state == 5                     # fit does not change its parameters
     again = PrivateNaiveBayes("laplace", epsilon=1.0, random_state=5).fit(*D, n_values=n_values, n_classes=d)
-    np.testing.assert_array_equal(first, again.class_log_prior_)   # a seed still fixes one fit
-    assert not np.array_equal(first, model.fit(*D, n_values=n_values, n_classes=d).class_log_prior_)
+    np.testing.assert_array_equal(first, again.class_log_prior_)
+    np.testing.assert_array_equal(first, model.fit(*D, n_values=n_values, n_classes=d).class_log_prior_)
+    fresh = PrivateNaiveBayes("laplace", epsilon=1.0)
+    a = fresh.fit(*D, n_values=n_values, n_classes=d).class_log_prior_.copy()
+    assert not np.array_equal(a, fresh.fit(*D, n_values=n_values, n_classes=d).class_log_prior_)
 
 
 def test_random_model_guesses_from_the_generator_given_to_predict():

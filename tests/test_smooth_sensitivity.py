@@ -218,6 +218,20 @@ def test_theorem7_recipe_misses_the_std_sensitivity():
     assert ss.std_sensitivity_at_distance(x, 0, G, 1)[0] >= brute
 
 
+def test_theorem7_as_the_proof_reads_misses_the_variance_sensitivity():
+    # The literal reading (the maximal- and the minimal-variance configuration at distance k, then one
+    # change) falls below the enumeration (a lower bound on A^(k)) for the variance itself: on
+    # x = (0, 3, 4, 6), k = 2, it reaches only 4/9 of it; the repaired recipe reaches it.
+    x = np.array([0.0, 3.0, 4.0, 6.0])
+    brute = brute_a(_f_var, x, 2)
+    literal = ss.paper_literal_sensitivity_at_distance(x, 0, G, 2)
+    assert literal < 0.45 * brute
+    assert ss.paper_sensitivity_at_distance(x, 0, G, 2, "variance") >= brute - 1e-9
+    assert ss.paper_literal_sensitivity_at_distance(x, 0, G, 0) == ss.local_sensitivity_variance(x, 0, G)
+    with pytest.raises(ValueError, match="k must be below"):
+        ss.paper_literal_sensitivity_at_distance(x, 0, G, 4)
+
+
 def test_cauchy_shift_supremum():
     # sup_u log((1+(u+s)^2)/(1+u^2)) = 2 asinh(s/2): check on a fine grid.
     u = np.linspace(-50, 50, 400001)
@@ -230,7 +244,52 @@ def test_cauchy_shift_supremum():
 def test_calibration_meets_epsilon(rule):
     for eps in (0.01, 0.1, 1.0, 5.0):
         beta, mult = ss.calibrate(eps, rule)
-        assert float(ss.cauchy_privacy_loss(1.0 / mult, beta)) <= eps
+        assert ss.cauchy_exact_loss(1.0 / mult, beta) <= eps
+        if rule != "tight":          # the paper's two rules are within even the additive bound
+            assert float(ss.cauchy_privacy_loss(1.0 / mult, beta)) <= eps
+
+
+def _brute_release_loss(slide, beta, n_r=41, n_d=5):
+    """Worst |log p_x(z) / p_y(z)| from the Cauchy densities on grids of z, log(b/a) and the shift.
+
+    Neighbours a beta-smooth bound allows: scales a = 1 and b = e^r, |r| <= beta, centres 0 and
+    d with |d| <= slide * min(a, b). Independent of lib (scipy's logpdf, plain grids); a grid
+    maximum is a lower bound on the supremum.
+    """
+    from scipy.stats import cauchy
+    z = np.concatenate([np.linspace(-60, 60, 24001), np.geomspace(60, 1e7, 400), -np.geomspace(60, 1e7, 400)])
+    worst = 0.0
+    for r in np.linspace(-beta, beta, n_r):
+        b = np.exp(r)
+        for d in np.linspace(-1.0, 1.0, n_d) * slide * min(1.0, b):
+            worst = max(worst, float(np.max(np.abs(cauchy.logpdf(z) - cauchy.logpdf(z, loc=d, scale=b)))))
+    return worst
+
+
+@pytest.mark.parametrize("eps", [0.05, 1.0, 4.0])
+def test_exact_cauchy_loss_against_the_densities(eps):
+    # cauchy_exact_loss is the supremum over every neighbour pair a beta-smooth bound allows: the brute
+    # grid never exceeds it and comes within 1e-4 of it; it is below the additive bound (equal at beta = 0).
+    for s, beta in [(eps, eps / 6), (eps / 3, eps / 2), (eps, 0.0)]:
+        exact = ss.cauchy_exact_loss(s, beta)
+        brute = _brute_release_loss(s, beta)
+        assert brute <= exact + 1e-9 and brute >= exact - 1e-4 * max(exact, 1e-2)
+        assert exact <= float(ss.cauchy_privacy_loss(s, beta)) + 1e-12
+    assert ss.cauchy_exact_loss(eps, 0.0) == pytest.approx(2 * np.arcsinh(eps / 2), rel=1e-12)
+
+
+@pytest.mark.parametrize("eps", [0.01, 0.3, 2.0])
+def test_tight_calibration_is_valid_and_not_wasteful(eps):
+    # Valid: the brute-force loss of the tight multiplier is within eps. Tight: 1 % less noise breaks eps
+    # on the brute grid. And it is far below Theorem 2 (6 / eps) and the printed sqrt(2) / eps.
+    beta, mult = ss.calibrate(eps, "tight")
+    assert beta == eps / 6
+    assert _brute_release_loss(1.0 / mult, beta) <= eps
+    assert _brute_release_loss(1.01 / mult, beta) > eps
+    assert ss.cauchy_exact_loss(1.0 / mult, beta) == pytest.approx(eps, rel=1e-9)
+    assert mult < np.sqrt(2) / eps < 6 / eps
+    # Theorem 2's multiplier spends less than a quarter of eps by the exact loss
+    assert ss.cauchy_exact_loss(eps / 6, eps / 6) < 0.25 * eps
 
 
 def test_cauchy_release_loss_on_a_grid():
@@ -337,6 +396,12 @@ def test_validation():
         ss.smooth_sensitivity_std([1, 2], 0, 3, 0.0)
     with pytest.raises(ValueError, match="rule"):
         ss.calibrate(1.0, "other")
+    with pytest.raises(ValueError, match="tight"):
+        ss.calibrate(1e-200, "tight")
+    with pytest.raises(ValueError, match="slide"):
+        ss.cauchy_exact_loss(-1.0, 0.1)
+    with pytest.raises(ValueError, match="dilation"):
+        ss.cauchy_exact_loss(1.0, np.nan)
     with pytest.raises(ValueError, match="max_distance"):
         ss.smooth_sensitivity_std(np.linspace(0, 1, 50), 0, 1, 0.1, max_distance=-1)
     with pytest.raises(ValueError, match="resolution"):
@@ -357,3 +422,30 @@ def test_pure_dp_to_rdp_is_randomised_response_divergence():
                 assert ours == pytest.approx(float(rr), rel=1e-12)
                 assert ours == pytest.approx(float(sinh), rel=1e-12)
                 assert ours <= min(eps, lam * eps**2 / 2) + 1e-15
+
+
+def test_paired_cv_test_is_the_corrected_resampled_t_test():
+    # Against scipy's paired t-test: with test_share = 0 the correction vanishes and the two agree; with
+    # 10 folds the standard error grows by sqrt(1 + J/9) for J folds.
+    import pandas as pd
+    from scipy import stats
+    from lib.experiments.mixed import paired_cv_test
+    rng = np.random.default_rng(3)
+    rows = []
+    for r in range(2):
+        for f in range(10):
+            base = rng.normal(0.8, 0.01)
+            for v, shift in (("a", 0.01), ("b", 0.0)):
+                for d in range(3):
+                    rows.append({"variant": v, "epsilon": 1.0, "repeat": r, "fold": f, "draw": d,
+                                 "accuracy": base + shift + rng.normal(0, 0.02)})
+    cv = pd.DataFrame(rows)
+    per = cv.groupby(["variant", "repeat", "fold"])["accuracy"].mean().unstack("variant")
+    ref = stats.ttest_rel(per["a"], per["b"])
+    plain = paired_cv_test(cv, "a", "b", test_share=0.0).loc[1.0]
+    assert plain["t"] == pytest.approx(ref.statistic, rel=1e-12) and plain["p"] == pytest.approx(ref.pvalue, rel=1e-9)
+    corrected = paired_cv_test(cv, "a", "b").loc[1.0]
+    assert corrected["se"] == pytest.approx(plain["se"] * np.sqrt(1 + 20 / 9), rel=1e-12)
+    assert corrected["folds"] == 20 and corrected["p"] > plain["p"]
+    with pytest.raises(ValueError, match="variants"):
+        paired_cv_test(cv, "a", "c")

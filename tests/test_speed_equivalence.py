@@ -154,3 +154,252 @@ def test_order_search_unchanged_by_grouping_the_rows_once(monkeypatch):
     monkeypatch.setattr(adp, "_summed_kl", before)
     slow = [adp.model_order(e, 1e-5, reference, n_releases=4) for e in (0.05, 1.0, 8.0)]
     assert fast == slow
+
+
+# ------------------------------------------------------------------ posterior-sampling calibration (issue 30)
+
+
+def test_fused_log_gamma_difference_equals_the_divergence_module():
+    """Every regime of lib.divergence._lgamma_diff (zero, below 1e-100, Taylor, Stirling, plain), value by value."""
+    from lib import divergence
+    from lib import posterior_sampling as ps
+
+    rng = np.random.default_rng(30)
+    a = np.concatenate([10.0 ** rng.uniform(-120, 9, 4000), [1e-200, 1e-101, 7.9, 8.0, 8.1, 1.0, 1.0, 3.0]])
+    h = np.concatenate([a[:1000] * 10.0 ** rng.uniform(-12, -4, 1000) * rng.choice([-0.5, 1.0], 1000),
+                        rng.uniform(-0.9, 5.0, 3000) * np.minimum(a[1000:4000], 1.0) * 0.99,
+                        [1.0, 0.5, 0.2, -0.05, 0.0, -0.5, 0.0, 2.0]])
+    h[::50] = 0.0
+    want = divergence._lgamma_diff(a, h)
+    got = ps._lgamma_diff_fused(a, h)
+    np.testing.assert_array_equal(got, want)
+    for regime in (h == 0, a < 1e-100, np.abs(h) <= 1e-5 * a, (a >= 8) & (a + h >= 8)):
+        assert regime.sum() >= 8  # every branch is exercised
+
+
+@pytest.mark.parametrize("kind", ["diffused", "concentrated"])
+@pytest.mark.parametrize("prior", [1.0, 0.3, [0.5, 2.0, 2.0, 7.0]])
+def test_stacked_evaluation_equals_the_reference(kind, prior):
+    """_evaluate_stacked gives _evaluate's move and cross parts exactly, several shapes in one stack."""
+    from lib import posterior_sampling as ps
+
+    rng = np.random.default_rng(5)
+    d = None if np.ndim(prior) == 0 else len(prior)
+    shapes = [(1, 2), (2, 3), (3, 4), (2, 4)] if d is None else [(1, d), (2, d), (5, d)]
+    sets = [ps._Candidates(ps._prior(prior, d or sh[1]), 1234, sh[0]) for sh in shapes]
+    for cross in (False, True):
+        members = [c for c in sets if (c.rows > 1) == cross]
+        stack = ps._Stack(members)
+        which = rng.integers(len(members), size=60)
+        scale = np.exp(rng.uniform(-12, 0, 60))
+        lam = 1 + 10.0 ** rng.uniform(-3, 2, 60)
+        move, part = ps._evaluate_stacked(stack, which, scale, lam, kind)
+        for k in range(len(members)):
+            sel = which == k
+            ref = ps._evaluate(members[k], scale[sel], lam[sel], kind)
+            np.testing.assert_array_equal(move[sel], ref[0])
+            np.testing.assert_array_equal(part[sel], ref[1])
+        assert np.isinf(move).any() and np.isfinite(move).any()  # both sides of the critical order
+
+
+def _spec_of(shapes, n_total):
+    from lib.protocol import ReleaseSpec
+
+    return ReleaseSpec(tuple(shapes), n_total)
+
+
+@pytest.mark.parametrize("name", ["geumlek_diffused", "geumlek_concentrated"])
+def test_posterior_calibrations_equal_one_search_per_shape(name):
+    """calibrate_dp and calibrate_rdp_grid (one search over every shape and target) give, value by value,
+    the scales of the search shape by shape through the reference evaluator (the path before issue 30)."""
+    from lib import posterior_sampling as ps
+    from lib.accounting import dp_to_rdp, min_order
+    from lib.protocol import get
+
+    cls = get(name)
+    spec = _spec_of([(1, 2), (2, 10), (2, 3), (2, 10), (2, 42), (2, 7)], 34189)
+    shapes = sorted(set(spec.shapes))
+
+    def reference(eps, lam):
+        eps, lam = np.broadcast_arrays(np.asarray(eps, float), np.asarray(lam, float))
+        return {sh: ps._search([ps._Candidates(ps._prior(cls.prior, sh[1]), spec.n_total, sh[0])],
+                               np.zeros(eps.size, int), eps.ravel(), lam.ravel(), cls.kind, reference=True)
+                for sh in shapes}
+
+    budgets = np.logspace(-3, 1, 10)
+    grid = cls.calibrate_rdp_grid(budgets, 5.0, spec)
+    ref = reference(budgets / len(spec.shapes), 5.0)
+    for e, cal in enumerate(grid):
+        for sh, obj in zip(spec.shapes, cal.releases):
+            assert obj.scale == ref[sh][e]
+    single = cls.calibrate_rdp(budgets[4], 5.0, spec)
+    assert [o.scale for o in single.releases] == [o.scale for o in grid[4].releases]
+    cal = cls.calibrate_dp(1.0, 1e-5, spec)
+    lam0 = min_order(1.0, 1e-5)
+    lams = lam0 + np.geomspace(1e-3 * lam0, min(1e5, 1e4) - lam0, 48)
+    ref = reference(dp_to_rdp(1.0, lams, 1e-5, n_releases=len(spec.shapes)), lams)
+    best = int(np.argmax(np.mean([np.log(ref[sh]) for sh in spec.shapes], axis=0)))
+    assert cal.parameters["lam"] == lams[best]
+    assert [o.scale for o in cal.releases] == [ref[sh][best] for sh in spec.shapes]
+
+
+def test_grid_rdp_path_equals_budget_by_budget():
+    """lib.experiments.grid.calibrate_many (the vectorised calibrate_rdp_grid) equals calibrate per budget."""
+    from lib.experiments import grid
+
+    spec = _spec_of([(1, 3), (3, 5), (3, 2)], 2000)
+    budgets = np.logspace(-3, 1, 7)
+    for name in ("geumlek_diffused", "geumlek_concentrated"):
+        many = grid.calibrate_many(name, "rdp", budgets, spec)
+        for eps, cal in zip(budgets, many):
+            one = grid.calibrate(name, "rdp", eps, spec)
+            assert cal.attained and one.attained
+            assert [o.scale for o in cal.releases] == [o.scale for o in one.releases]
+            assert cal.parameters == one.parameters
+
+
+def test_batched_search_names_the_first_shape_that_fails(monkeypatch):
+    """A target no scale meets: the error of one search per shape (the first shape in order), not another's."""
+    from lib import posterior_sampling as ps
+
+    monkeypatch.setattr(ps, "_LOG_SCALE_FLOOR", -20.0)  # a floor that a target of 1e-30 at order 5 reaches
+    shapes = [(1, 2), (2, 5), (2, 9)]
+    eps, lam = np.array([1e-3, 1e-30, 2e-30]), np.array([5.0, 5.0, 6.0])
+    with pytest.raises(ValueError) as batched:
+        ps._calibrate_shapes(eps, lam, 1.0, 500, shapes, "diffused")
+    with pytest.raises(ValueError) as single:
+        ps.calibrate_scale(eps, lam, 1.0, 500, rows=1, d=2)
+    assert str(batched.value) == str(single.value)
+    assert "meets epsilon" in str(single.value)
+
+
+# ----------------------------------------------------------------------------- one model's prediction (issue 30)
+
+
+@pytest.mark.parametrize("d", [2, 3, 17])
+@pytest.mark.parametrize("chunk", [None, 37])
+def test_one_model_lookup_equals_the_batched_path(d, chunk, monkeypatch):
+    """_class_scores and _one_log_proba (flat lookups, one model) equal _joint and log_proba bit for bit,
+    -inf cells (zero counts of the non-private estimate) and exact ties included."""
+    if chunk:
+        monkeypatch.setattr(scoring, "CHUNK_ROWS", chunk)
+    rng = np.random.default_rng(d)
+    n_values = np.array([2, 5, 3, 7])
+    X = np.column_stack([rng.integers(v, size=500) for v in n_values])
+    prior, tables = _model(rng, 1, d, n_values)
+    tables[2][0, :, :] = tables[2][0, 0, :]  # attribute 2 says nothing: ties where the rest ties
+    prior[0, 1] = prior[0, 0]
+    tables[0][0, 1] = tables[0][0, 0]
+    tables[3][0, 1] = tables[3][0, 0]
+    tables[1][0, 1] = tables[1][0, 0]
+    tables[1][0, 1, 2] = -np.inf  # a zero count of class 1 (where classes 0 and 1 would tie)
+    _, lp, w, nv = scoring._model(X, prior, tables, n_values)
+    one_prior, table = scoring._one_model(prior[0], [t[0] for t in tables])
+    np.testing.assert_array_equal(scoring._class_scores(X, one_prior, table, n_values),
+                                  scoring._joint(X, lp, w, nv)[:, 0])
+    got = scoring._one_log_proba(X, prior[0], [t[0] for t in tables], n_values)
+    want = scoring.log_proba(X, prior, tables, n_values)[0]
+    assert not np.isnan(want).any() and np.isneginf(want).any()
+    np.testing.assert_array_equal(got, want)
+    s = scoring._class_scores(X, one_prior, table, n_values)
+    assert (s[:, 0] == s[:, 1]).sum() >= 10  # exact ties exercised: argmax keeps the first class
+    np.testing.assert_array_equal(np.argmax(s, axis=-1), np.argmax(want, axis=-1))
+
+
+def test_private_naive_bayes_predicts_as_the_batched_path_and_validates_once(monkeypatch):
+    from lib import naive_bayes
+
+    rng = np.random.default_rng(30)
+    n_values = np.array([4, 2, 6])
+    X = np.column_stack([rng.integers(v, size=3000) for v in n_values])
+    y = rng.integers(3, size=3000)
+    for mech in ("dirichlet", "mle", "laplace"):
+        model = nb.PrivateNaiveBayes(mech, epsilon=1.0, random_state=0).fit(X, y, n_values, 3)
+        prior, tables = model.class_log_prior_[None], [t[None] for t in model.feature_log_prob_]
+        want = nb.log_proba(X, prior, tables, n_values)[0]
+        np.testing.assert_array_equal(model.predict_log_proba(X), want)
+        np.testing.assert_array_equal(model.predict_proba(X), np.exp(want))
+        np.testing.assert_array_equal(model.predict(X), np.argmax(want, axis=-1))
+    calls = []
+    real = _validate.codes
+    monkeypatch.setattr(naive_bayes._validate, "codes", lambda *a, **k: calls.append(1) or real(*a, **k))
+    model.predict_proba(X)
+    assert len(calls) == 1
+    with pytest.raises(ValueError, match="codes in"):
+        model.predict_proba(X + 10)
+
+
+@pytest.mark.parametrize("name", ["geumlek_diffused", "geumlek_concentrated"])
+def test_posterior_dp_many_equals_one_calibration_per_target(name):
+    """calibrate_dp_many (one search over every target, order and shape) equals calibrate_dp target by target:
+    the same objects' scales and parameters, an unattained target (no order on the grid) included."""
+    from lib.protocol import get
+
+    cls = get(name)
+    spec = _spec_of([(1, 2), (2, 4), (2, 9), (2, 4)], 5000)
+    targets = [0.05, 0.3, 1.0, 1.0, 8.0]
+    many = cls.calibrate_dp_many(targets, 1e-5, spec)
+    for e, cal in zip(targets, many):
+        one = cls.calibrate_dp(e, 1e-5, spec)
+        assert cal.attained == one.attained and cal.parameters == one.parameters
+        assert [o.scale for o in cal.releases] == [o.scale for o in one.releases]
+    cache = {}
+    again = cls.calibrate_dp_many(targets, 1e-5, spec, cache=cache)
+    assert [c.parameters for c in again] == [c.parameters for c in many] and len(cache) == 4
+
+
+
+def test_posterior_dp_many_falls_back_to_one_search_per_target(monkeypatch):
+    """A joint search that raises (here: refused when it holds more than one target) leaves every target
+    to its own calibrate_dp, with its own outcome."""
+    from lib import posterior_sampling as ps
+
+    real = ps._calibrate_shapes
+
+    def single_only(eps, lams, *args):
+        if np.size(eps) > 48:
+            raise ValueError("joint search refused")
+        return real(eps, lams, *args)
+
+    spec = _spec_of([(1, 2), (2, 5)], 800)
+    want = [ps.DiffusedPosterior.calibrate_dp(e, 1e-5, spec) for e in (0.2, 2.0)]
+    monkeypatch.setattr(ps, "_calibrate_shapes", single_only)
+    got = ps.DiffusedPosterior.calibrate_dp_many([0.2, 2.0], 1e-5, spec)
+    assert [c.parameters for c in got] == [c.parameters for c in want]
+    assert all(c.attained for c in got)
+
+
+def test_the_experiment_package_imports_its_names_on_first_use():
+    """import lib.experiments imports neither pandas nor the grid; every name of __all__ still resolves."""
+    code = ("import sys, lib.experiments as e; "
+            "before = 'pandas' in sys.modules or 'lib.experiments.grid' in sys.modules; "
+            "from lib.experiments import *; from lib.experiments import mixed; "
+            "print(before, [callable(getattr(e, n)) for n in e.__all__].count(True) == len(e.__all__), "
+            "e.run is sys.modules['lib.experiments.grid'].run)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True", "True"]
+    import lib.experiments as e
+
+    with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
+        e.nonexistent
+
+
+@pytest.mark.parametrize("kind", ["diffused", "concentrated"])
+def test_worst_case_equals_the_reference_evaluation(kind):
+    """worst_case (through the stacked evaluator) equals _evaluate's maximum value by value, any shape."""
+    from lib import posterior_sampling as ps
+
+    rng = np.random.default_rng(2)
+    scale = np.exp(rng.uniform(-10, 0, (4, 5)))
+    lam = 1 + 10.0 ** rng.uniform(-2, 2, (4, 5))
+    for prior, rows in ((1.0, 1), (1.0, 3), ([0.4, 2.0, 5.0], 2)):
+        a = ps._prior(prior, 3)
+        got, move, cross = ps.worst_case(a, scale, lam, 700, rows=rows, kind=kind, parts=True)
+        ref = ps._evaluate(ps._Candidates(a, 700, rows), scale, lam, kind)
+        np.testing.assert_array_equal(move, ref[0])
+        np.testing.assert_array_equal(cross, ref[1])
+        np.testing.assert_array_equal(got, np.maximum(*ref))
+        assert got.shape == (4, 5)
+    assert ps.worst_case([1.0, 1.0], 0.5, 5.0, 10) == float(np.maximum(*ps._evaluate(
+        ps._Candidates(np.ones(2), 10, 1), np.array(0.5), np.array(5.0), "diffused")))
+

@@ -13,7 +13,24 @@ of it.
 * :mod:`lib.experiments.cli`: ``python -m lib.experiments run ...``.
 """
 
-from .analysis import compare, pivot, summarise
-from .grid import NaiveBayesTask, NetworkTask, cell_seed, evaluate, run
+import importlib
+
+#: The names of the package, each imported from its module on first use (module ``__getattr__``,
+#: PEP 562): ``import lib.experiments`` (and ``python -m lib.experiments run --help``) does not
+#: import pandas, the data loaders or the grid until a name of theirs is used.
+_LAZY = {"compare": "analysis", "pivot": "analysis", "summarise": "analysis", "cell_seed": "grid",
+         "evaluate": "grid", "NaiveBayesTask": "grid", "NetworkTask": "grid", "run": "grid"}
 
 __all__ = ["cell_seed", "compare", "evaluate", "NaiveBayesTask", "NetworkTask", "pivot", "run", "summarise"]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -9,30 +9,54 @@ and a message, never a traceback); files are written to a temporary name and
 renamed, so an interrupted run never leaves a truncated result, and get the
 permissions of any new file (``0666`` less the user's umask).
 
+``--epsilon 0.1 1 10`` runs explicit budgets instead of the log-spaced grid of
+``--n-epsilons``. The JSON record holds the package version and, in a git
+checkout, the commit. A misspelt dataset or mechanism gets a "did you mean".
+``--help`` and ``--version`` import neither numpy nor pandas nor the
+mechanisms: everything heavy is imported inside :func:`main` after parsing.
+
 Examples::
 
     python -m lib.experiments run --model naive-bayes --privacy rdp --out results/
     python -m lib.experiments run --model bayesian-network --privacy dp --datasets adult bank --out results/
+    dirichlet-experiments run --model naive-bayes --epsilon 0.1 1 --mechanisms dirichlet mle --out results/
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
+import math
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
 from importlib import metadata
 from pathlib import Path
 
-import numpy as np
+from .._version import DISTRIBUTION, __version__
 
-from ..protocol import get, names
-from .analysis import summarise
-from .data import DATASETS, DataFileError
-from .grid import (BN_DATASETS, DEFAULT_SEED, DP_DELTA, PRIVACY, TASKS, run)
+# The names the parser offers, kept here so that ``--help`` imports nothing heavy; a test checks
+# each against its source (lib.experiments.data.DATASETS, lib.protocol.names(), lib.experiments.grid).
+# --mechanisms is checked against the registry itself, in main, so that a registered mechanism runs.
+DATASET_NAMES = ("CreditCard", "Thyroid", "Shopper", "Digit", "GermanCredit", "Bank", "Spam", "Adult")
+BN_DATASET_NAMES = ("Adult", "Bank", "GermanCredit")
+MECHANISM_NAMES = ("gaussian", "laplace", "gaussian_classical", "mle", "random", "dirichlet", "gohari",
+                   "geumlek_diffused", "geumlek_concentrated")
+MODELS = ("naive-bayes", "bayesian-network")
+PRIVACY = ("rdp", "dp")
+DEFAULT_SEED, DP_DELTA = 20230201, 1e-5
+
+
+def run(*args, **kwargs):
+    """:func:`lib.experiments.grid.run`, imported on first use."""
+    from .grid import run as run_grid
+
+    return run_grid(*args, **kwargs)
+
 
 #: Each (model, privacy) grid's default mechanisms, budget axis (log10 ends) and figures.
 DEFAULTS = {
@@ -76,43 +100,78 @@ def _float_in(low, high, *, open_low=True, open_high=True):
             raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
         ok_low = value > low if open_low else value >= low
         ok_high = value < high if open_high else value <= high
-        if not (np.isfinite(value) and ok_low and ok_high):
+        if not (math.isfinite(value) and ok_low and ok_high):
             raise argparse.ArgumentTypeError(
                 f"must be in {'(' if open_low else '['}{low:g}, {high:g}{')' if open_high else ']'}, got {text}")
         return value
     return parse
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Shows "(default: X)" only for options that have a default (never "(default: None)")."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if ("%(default)" not in text and action.default not in (None, argparse.SUPPRESS, False)
+                and action.option_strings and action.nargs != 0):
+            text += " (default: %(default)s)"
+        return text
+
+
+def _suggest(value, choices):
+    """" (did you mean 'x'?)" for the closest of ``choices`` (case-insensitive), or ""."""
+    lower = {c.lower(): c for c in choices}
+    close = difflib.get_close_matches(value.lower(), list(lower), n=1, cutoff=0.6)
+    return f" (did you mean {lower[close[0]]!r}?)" if close else ""
+
+
+def _choice(choices, what):
+    """An argparse type: one of ``choices`` (case-insensitive), returned in its canonical spelling."""
+    lower = {c.lower(): c for c in choices}
+
+    def parse(text):
+        if text.lower() in lower:
+            return lower[text.lower()]
+        raise argparse.ArgumentTypeError(f"invalid choice: {text!r}{_suggest(text, choices)}; the {what} are "
+                                         + ", ".join(choices))
+    return parse
+
+
 def parser() -> argparse.ArgumentParser:
-    """The argument parser (every option with its help text and default)."""
+    """The argument parser (every option with its help text, and its default where it has one)."""
     top = argparse.ArgumentParser(prog="python -m lib.experiments",
                                   description="Run the experiment grids of the book and write CSV files.")
+    top.add_argument("--version", action="version",
+                     version=f"%(prog)s ({DISTRIBUTION}) {__version__}")
     sub = top.add_subparsers(dest="command", required=True)
     p = sub.add_parser("run", help="run one grid: model x mechanism x budget x repeat",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--model", required=True, choices=tuple(TASKS), help="the model whose tables are released")
+                       formatter_class=_HelpFormatter)
+    p.add_argument("--model", required=True, choices=MODELS, help="the model whose tables are released")
     p.add_argument("--privacy", default="rdp", choices=PRIVACY,
                    help="rdp: (lam, eps)-RDP for the whole model; dp: (eps_hat, delta)-DP (Appendix C)")
     p.add_argument("--out", required=True, type=Path, help="folder for the CSV, the JSON record and figures")
-    lower = {name.lower(): name for name in DATASETS}
-    p.add_argument("--datasets", nargs="+", type=str.lower, choices=tuple(lower), default=None,
-                   metavar="DATASET", help="case-insensitive, among: " + ", ".join(DATASETS)
-                   + "; default: all eight for naive-bayes, " + ", ".join(BN_DATASETS) + " for networks")
-    p.add_argument("--mechanisms", nargs="+", choices=names(), default=None, metavar="MECHANISM",
-                   help="among: " + ", ".join(names()) + "; default: the chapter's figure")
-    p.add_argument("--n-epsilons", type=_int_in(1, MAX_EPSILONS), default=10,
-                   help=f"points of the log-spaced budget grid, 1 to {MAX_EPSILONS} (ends: 1e-3..10 for rdp; "
-                   "1e-2..10 (naive Bayes) or 1e-1..100 (networks) for dp)")
+    p.add_argument("--datasets", nargs="+", type=_choice(DATASET_NAMES, "datasets"), default=None,
+                   metavar="DATASET", help="case-insensitive, among: " + ", ".join(DATASET_NAMES)
+                   + "; default: all eight for naive-bayes, " + ", ".join(BN_DATASET_NAMES) + " for networks")
+    p.add_argument("--mechanisms", nargs="+", default=None, metavar="MECHANISM",
+                   help="among: " + ", ".join(MECHANISM_NAMES) + " (or any registered with "
+                   "lib.protocol.register); default: the chapter's figure")
+    budgets = p.add_mutually_exclusive_group()
+    budgets.add_argument("--n-epsilons", type=_int_in(1, MAX_EPSILONS), default=10,
+                         help=f"points of the log-spaced budget grid, 1 to {MAX_EPSILONS} (ends: 1e-3..10 for "
+                         "rdp; 1e-2..10 (naive Bayes) or 1e-1..100 (networks) for dp)")
+    budgets.add_argument("--epsilon", nargs="+", type=_float_in(0, math.inf), default=None, metavar="EPS",
+                         help="one or more explicit budgets (eps of rdp, eps_hat of dp), each > 0, instead "
+                         "of the grid of --n-epsilons")
     p.add_argument("--n-repeats", type=_int_in(1, MAX_REPEATS), default=10,
                    help=f"independent releases per budget, 1 to {MAX_REPEATS}")
-    p.add_argument("--lam", type=_float_in(1, np.inf, open_low=False), default=5.0,
+    p.add_argument("--lam", type=_float_in(1, math.inf, open_low=False), default=5.0,
                    help="Renyi order of the rdp grid")
     p.add_argument("--delta", type=_float_in(0, 1), default=DP_DELTA, help="delta of the dp grid")
     p.add_argument("--seed", type=_int_in(0), default=DEFAULT_SEED,
                    help="root of every cell's seed, a non-negative whole number")
     p.add_argument("--figures", action="store_true", help="also write the figures as PNG and SVG")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(lower=lower)
     return top
 
 
@@ -150,7 +209,7 @@ def _write_atomic(path: Path, write) -> None:
 
 
 def _versions() -> dict:
-    out = {"python": platform.python_version()}
+    out = {"python": platform.python_version(), DISTRIBUTION: __version__}
     for package in ("numpy", "scipy", "pandas", "matplotlib"):
         try:
             out[package] = metadata.version(package)
@@ -159,15 +218,46 @@ def _versions() -> dict:
     return out
 
 
+def _commit():
+    """The git commit of the source tree ``lib`` runs from (``+dirty`` if tracked files differ), or None.
+
+    None for an installed wheel (no repository around it) and where git is missing; a repository
+    that merely encloses the installation is not taken for the source tree.
+    """
+    root = Path(__file__).resolve().parents[2]
+    def git(*args):
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10,
+                              check=True).stdout.strip()
+    try:
+        if Path(git("rev-parse", "--show-toplevel")).resolve() != root:
+            return None
+        commit = git("rev-parse", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return commit + ("+dirty" if dirty else "")
+
+
 def main(argv=None) -> int:
     """Entry point of ``python -m lib.experiments``; returns the exit status."""
     top = parser()
     args = top.parse_args(argv)
     _check_out(args.out, top)
+    import numpy as np   # after parsing: --help and usage errors need none of this
+
+    from ..protocol import get, names
+    from .data import DataFileError
+    from .grid import TASKS
     mechanisms, ends, metrics = DEFAULTS[(args.model, args.privacy)]
-    mechanisms = tuple(args.mechanisms) if args.mechanisms else mechanisms
+    if args.mechanisms:   # checked against the registry (a registered mechanism runs too)
+        registered = names()
+        for m in args.mechanisms:
+            if m not in registered:
+                top.error(f"argument --mechanisms: invalid choice: {m!r}{_suggest(m, registered)}; the "
+                          f"mechanisms are {', '.join(registered)}")
+        mechanisms = tuple(args.mechanisms)
     task = TASKS[args.model]
-    datasets = tuple(args.lower[d] for d in args.datasets) if args.datasets else task.datasets
+    datasets = tuple(args.datasets) if args.datasets else task.datasets
     bad = [m for m in mechanisms if m not in names(**{args.privacy: True}) or not task.supports(get(m))]
     if bad:
         top.error(f"--mechanisms {' '.join(bad)}: not available for --model {args.model} --privacy "
@@ -175,7 +265,8 @@ def main(argv=None) -> int:
     unknown = [d for d in datasets if d not in task.datasets]
     if unknown:
         top.error(f"--datasets {' '.join(unknown)}: --model {args.model} runs on {', '.join(task.datasets)}")
-    budgets = np.logspace(*ends, args.n_epsilons)
+    budgets = (np.array(args.epsilon, dtype=float) if args.epsilon is not None
+               else np.logspace(*ends, args.n_epsilons))
     start = time.perf_counter()
     try:
         results = run(args.model, mechanisms, budgets, privacy=args.privacy, datasets=datasets,
@@ -193,12 +284,13 @@ def main(argv=None) -> int:
         record = {"model": args.model, "privacy": args.privacy, "datasets": list(datasets),
                   "mechanisms": list(mechanisms), "budgets": budgets.tolist(), "n_repeats": args.n_repeats,
                   "lam": args.lam, "delta": args.delta, "seed": args.seed, "elapsed_seconds": round(elapsed, 3),
-                  "versions": _versions(), "rows": len(results)}
+                  "versions": _versions(), "commit": _commit(), "rows": len(results)}
         _write_atomic(args.out / f"{stem}.json",
                       lambda tmp: tmp.write_text(json.dumps(record, indent=2) + "\n"))
         if args.figures:  # matplotlib only when figures are asked for
             import matplotlib.pyplot as plt
 
+            from .analysis import summarise
             from .plotting import plot_grid
 
             summary = summarise(results)
@@ -214,6 +306,11 @@ def main(argv=None) -> int:
         return 2
     print(f"wrote {len(results)} rows to {csv} ({elapsed:.1f} s)")
     return 0
+
+
+def entry_point() -> None:
+    """The console script ``dirichlet-experiments`` (``[project.scripts]`` of pyproject.toml)."""
+    sys.exit(main())
 
 
 if __name__ == "__main__":  # pragma: no cover

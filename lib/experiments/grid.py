@@ -182,7 +182,10 @@ def calibrate_many(mechanism, privacy, budgets, spec, *, lam=5.0, delta=DP_DELTA
 
     The approximate-DP calibrations of all budgets run together
     (:meth:`lib.protocol.Mechanism.calibrate_dp_many`: one vectorised search for
-    the mechanisms whose calibration is a search); the others one by one.
+    the mechanisms whose calibration is a search), and so do the RDP
+    calibrations of the mechanisms that have ``calibrate_rdp_grid`` (the
+    posterior samplers: one search over every budget and table shape); the
+    others one by one.
     Element ``i`` equals ``calibrate(mechanism, privacy, budgets[i], spec, ...)``.
     """
     cls = get(mechanism)
@@ -190,6 +193,10 @@ def calibrate_many(mechanism, privacy, budgets, spec, *, lam=5.0, delta=DP_DELTA
         raise ValueError(f"privacy must be one of {PRIVACY}; got {privacy!r}")
     if privacy == "dp" and cls.private:
         return cls.calibrate_dp_many(budgets, delta, spec, cache=cache)
+    if privacy == "rdp" and cls.private and hasattr(cls, "calibrate_rdp_grid"):
+        # one vectorised search over all budgets and table shapes (the posterior samplers): the
+        # scales of calibrate_rdp budget by budget, value by value (tests/test_speed_equivalence.py)
+        return cls.calibrate_rdp_grid(budgets, lam, spec)
     return [calibrate(cls, privacy, eps, spec, lam=lam, delta=delta, cache=cache) for eps in budgets]
 
 

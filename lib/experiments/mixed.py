@@ -86,18 +86,21 @@ def book_split(n: int):
     return _split_rows(n, SEED, TEST_SIZE)
 
 
-def evaluate(data, train, test, method, epsilons, n_repeats, rng, *, likelihood="gaussian", **options):
+def evaluate(data, train, test, method, epsilons, n_repeats, rng, *, likelihood="gaussian", cache=None, **options):
     """Test accuracy and cross-entropy of ``n_repeats`` releases per epsilon: two arrays (len(epsilons), n_repeats).
 
     The exact statistics and smooth sensitivities are computed once per
     epsilon; the repeats re-draw only the noise (as the book's other grids).
+    ``cache`` (a dict) may be shared between calls on the same rows: its
+    entries are keyed by a fingerprint of the sample and options
+    (:func:`lib.gaussian_naive_bayes.fit_statistics`), so sharing only saves time.
     """
     rng = _validate.generator(rng)
     d = data
     acc = np.empty((len(epsilons), n_repeats))
     ce = np.empty((len(epsilons), n_repeats))
     y = d["y"][test]
-    cache = {}
+    cache = {} if cache is None else cache
     for i, eps in enumerate(epsilons):
         st = fit_statistics(d["X_cat"][train], d["X_num"][train], d["y"][train], d["n_values"], d["n_classes"],
                             d["bounds"], method=method, epsilon=eps, cache=cache, **options)
@@ -130,14 +133,56 @@ def cross_validate(data, variants, epsilons, *, n_folds=10, n_repeats=1, n_draws
         folds = rng.permutation(n) % n_folds
         for f in range(n_folds):
             train, test = np.flatnonzero(folds != f), np.flatnonzero(folds == f)
+            cache = {}     # sensitivity profiles of this fold's training rows, shared by the variants
             for label, kwargs in variants.items():
                 kwargs = dict(kwargs)
                 private = kwargs.get("method") != "nonprivate"
                 eps = np.asarray(epsilons if private else [1.0], float)
                 acc, ce = evaluate(data, train, test, kwargs.pop("method"), eps, n_draws if private else 1, rng,
-                                   **kwargs)
+                                   cache=cache, **kwargs)
                 e, dr = np.meshgrid(eps if private else [np.nan], np.arange(acc.shape[1]), indexing="ij")
                 frames.append(pd.DataFrame({"variant": label, "epsilon": e.ravel(), "repeat": r, "fold": f,
                                             "draw": dr.ravel(), "accuracy": acc.ravel(),
                                             "cross_entropy": ce.ravel()}))
     return pd.concat(frames, ignore_index=True)
+
+
+def paired_cv_test(cv: pd.DataFrame, a: str, b: str, *, test_share: float | None = None) -> pd.DataFrame:
+    """Paired comparison of variants ``a`` and ``b`` over the folds of :func:`cross_validate`, per epsilon.
+
+    Per (repeat, fold) the accuracy of each variant is averaged over its
+    draws and the difference ``a - b`` taken; over the :math:`J` folds of all
+    repeats, the mean difference :math:`\\bar d` is tested against 0 with
+    Nadeau and Bengio's corrected resampled t-test (2003): the folds share
+    training rows, so the variance of :math:`\\bar d` is
+    :math:`(1/J + n_{test}/n_{train})\\,s^2` rather than :math:`s^2/J`, with
+    :math:`J - 1` degrees of freedom. ``test_share`` is
+    :math:`n_{test}/n_{train}` (default :math:`1/(K-1)` for :math:`K` folds).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index epsilon; columns ``mean`` (of the differences), ``se`` (corrected),
+        ``t``, ``p`` (two-sided), ``folds`` (:math:`J`) and ``verdict``
+        (``"better"``/``"worse"`` at p < 0.05, else ``"no difference"``).
+    """
+    from scipy import stats
+
+    per_fold = cv[cv.variant.isin([a, b])].groupby(["variant", "epsilon", "repeat", "fold"])["accuracy"].mean()
+    wide = per_fold.unstack("variant")
+    if a not in wide or b not in wide:
+        raise ValueError(f"variants {a!r} and {b!r} must both be in cv; got {sorted(cv.variant.unique())}")
+    diff = (wide[a] - wide[b]).dropna()
+    k = int(cv["fold"].max()) + 1
+    share = 1.0 / (k - 1) if test_share is None else float(test_share)
+    rows = {}
+    for eps, d in diff.groupby(level="epsilon"):
+        j = d.size
+        if j < 2:
+            raise ValueError(f"at least 2 folds are needed per epsilon; got {j} at epsilon={eps:g}")
+        se = float(np.sqrt((1.0 / j + share) * d.var(ddof=1)))
+        t = float(d.mean()) / se if se > 0 else np.inf * np.sign(d.mean())
+        p = float(2 * stats.t.sf(abs(t), j - 1))
+        rows[eps] = {"mean": float(d.mean()), "se": se, "t": t, "p": p, "folds": j,
+                     "verdict": "better" if (p < 0.05 and t > 0) else ("worse" if p < 0.05 else "no difference")}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("epsilon")
