@@ -1,6 +1,7 @@
 """Tests of lib.glm_posterior (Geumlek et al. 2017, Section 4) and lib.experiments.glm."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import special
 
@@ -249,7 +250,6 @@ def _frame(means, n_rep=6, spread=0.01, splits=(1, 2, 3), seed=0):
         for m, (mu, key) in means.items():
             for r in range(n_rep):
                 rows.append((m, 1.0, 0.5, *key, r, mu + spread * rng.standard_normal(), k))
-    import pandas as pd
     return pd.DataFrame(rows, columns=["method", "lam", "epsilon", "beta", "rho", "radius", "repeat", "error", "split"])
 
 
@@ -295,3 +295,23 @@ def test_compare_has_its_nominal_false_alarm_rate():
     # z is a t-like statistic with 30 degrees of freedom: P(|t| > 3) = 0.0054, so 1.6 expected;
     # P(more than 6 of 300) < 0.01.
     assert alarms <= 6
+
+
+def test_run_splits_stacks_independent_runs_per_split():
+    from lib.experiments import glm as glm_data
+
+    def toy_split(k):
+        X, y = _toy(n=40, d=2, seed=k)
+        X = glm_data.normalise_rows(X)
+        idx = np.arange(40)
+        return glm_data.GLMData(X[:30], X[30:], y[:30], y[30:], ("a", "b"), 1.0, idx[:30], idx[30:])
+
+    g = glm_data.run_splits(toy_split, [1, 2], [0.5, 2.0], [1.0], 3, seed=5, n_sweeps=2,
+                            methods=("concentrated", "diffuse"))
+    assert sorted(g["split"].unique()) == [1, 2]
+    assert len(g) == 2 * 2 * 2 * 3  # splits x methods x epsilons x releases
+    assert {"beta", "rho", "radius"} <= set(g.columns)
+    one = glm_data.run_grid(toy_split(2), [0.5, 2.0], [1.0], 3, seed=6, n_sweeps=2, methods=("concentrated", "diffuse"))
+    np.testing.assert_array_equal(g[g.split == 2]["error"].to_numpy(), one["error"].to_numpy())  # seed + k
+    with pytest.raises(ValueError, match="split_seeds"):
+        glm_data.run_splits(toy_split, [1, 1], [0.5], [1.0], 3, seed=5)
