@@ -11,12 +11,16 @@ SANITIZE  := tests/nbval_sanitize.cfg
 DIRICHLET_DATA_DIR ?= $(if $(wildcard ../shared/data/uci),$(abspath ../shared/data/uci))
 export DIRICHLET_DATA_DIR
 
-.PHONY: data book test notebooks check-sync unit nbval nbval-fp html browser benchmark clean lab pdf pdf-test wheel-check
+.PHONY: data book test notebooks check-sync unit nbval nbval-fp html browser benchmark clean lab pdf pdf-test wheel-check student
 .DEFAULT_GOAL := test
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	# jsonschema imports every optional format checker it finds, and rfc3987-syntax (pulled in by
+	# jupyter-events' jsonschema[format-nongpl]) builds a Lark grammar when imported: about 1 s in
+	# every chapter's first glue(). No schema used here checks the "iri" formats it serves.
+	$(BIN)/python -m pip uninstall --quiet --disable-pip-version-check -y rfc3987-syntax
 	touch $(STAMP)
 
 ## book: build the HTML book from the stored notebook outputs into _build/html
@@ -112,6 +116,12 @@ $(LAB_SETTINGS): $(STAMP)
 ## minutes, so not part of `make test`: CI, .ci/run, runs `make pdf pdf-test` after it)
 pdf: $(STAMP)
 	$(BIN)/python tools/build_pdf.py
+
+## student: the student edition, _build/student/NN_name.{md,ipynb}: each chapter without its solutions,
+## every exercise followed by an answer cell and an autograder cell check("<label>", globals())
+## (tools/student/build.py; the checks in tools/student/checks.py, tested in tests/test_student.py)
+student: $(STAMP)
+	$(BIN)/python -m tools.student.build _build/student
 
 ## wheel-check: build the wheel from a clean clone, install it with its extras in a fresh virtual
 ## environment outside the repository and run the README's snippet, the CLI and a Pipeline there

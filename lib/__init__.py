@@ -12,6 +12,7 @@ are imported from their modules; the numeric core never imports pandas or
 matplotlib.
 """
 
+from ._version import __version__  # the distribution's version, from its metadata
 from .accounting import OrderChoice, dp_to_rdp, fixed_order, min_order, optimal_order, rdp_to_dp
 from .baselines import GaussianMechanism, LaplaceMechanism
 from .divergence import kl_divergence, renyi_divergence_dirichlet

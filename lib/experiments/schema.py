@@ -181,7 +181,12 @@ def encode(values, domain: Domain, name: str) -> np.ndarray:
     """
     index = {v: i for i, v in enumerate(domain.values)}
     column = pd.Series(values, dtype=object)
-    codes = np.array([index.get(v, -1) if not pd.isna(v) else -1 for v in column], dtype=np.int64)
+    # One dictionary look-up per distinct value, not per row: factorize gives each row the
+    # position of its value among the distinct ones, and -1 for a missing value (None, NaN, NaT,
+    # pd.NA, as pd.isna says), which has no code.
+    positions, distinct = pd.factorize(column, use_na_sentinel=True)
+    lookup = np.array([index.get(v, -1) for v in distinct] + [-1], dtype=np.int64)
+    codes = lookup[positions]
     unknown = codes < 0
     if unknown.any():
         if not domain.other:

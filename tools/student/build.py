@@ -1,0 +1,224 @@
+"""Write the student edition: `python -m tools.student.build [OUTDIR]` (the `make student` target).
+
+For every chapter of _toc.yml (notebooks/NN_*.md) it writes OUTDIR/NN_name.md (MyST) and
+OUTDIR/NN_name.ipynb (no outputs): the chapter without its `{solution-start} ... {solution-end}`
+blocks, each `{exercise}` directive turned into a plain "Exercise: <title>" section followed by an
+empty answer cell naming what to define and a `check("<label>", globals())` cell (tools/student/
+checks.py), and the roles `{glue:text}`, `{doc}`, `{cite}`, `{ref}`, ... rendered as text (glue values
+from the chapter's stored .ipynb outputs). The HTML book is not touched: it keeps its folded solutions.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import re
+import sys
+from pathlib import Path
+
+import jupytext
+import nbformat
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+FENCE_EXERCISE = re.compile(r"^```\{exercise\}[ \t]*(?P<title>[^\n]*)\n(?P<body>.*?)^```[ \t]*$\n?",
+                            re.M | re.S)
+SOLUTION = re.compile(r"^```\{solution-start\}[ \t]*(?P<label>\S+).*?^```\{solution-end\}[ \t]*\n```[ \t]*$\n?",
+                      re.M | re.S)
+ADMONITION = re.compile(r"^```\{admonition\}[ \t]*(?P<title>[^\n]*)\n(?P<body>(?:(?!^```).)*?)^```[ \t]*$",
+                        re.M | re.S)
+CODE_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(?P<src>.*?)^```[ \t]*$", re.M | re.S)
+
+SETUP = '''import sys
+from pathlib import Path
+
+# the book's repository root (holding lib/ and tools/), so that `lib` and the checks import
+for _p in [Path.cwd(), *Path.cwd().parents]:
+    if (_p / "lib" / "__init__.py").exists() and (_p / "tools" / "student").is_dir():
+        sys.path.insert(0, str(_p))
+        break
+from tools.student.checks import check'''
+
+
+def chapters(root: Path = ROOT) -> list[Path]:
+    """The chapters of _toc.yml that are notebooks (notebooks/NN_*.md), in book order."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    files = [c["file"] for part in toc["parts"] for c in part["chapters"]]
+    return [root / f"{f}.md" for f in files if re.match(r"notebooks/\d\d_", f)]
+
+
+def glue_values(ipynb: Path) -> dict[str, str]:
+    """key -> stored text/plain value of every `glue` call in an executed notebook."""
+    values = {}
+    if not ipynb.exists():
+        return values
+    for cell in json.loads(ipynb.read_text()).get("cells", []):
+        for out in cell.get("outputs", []):
+            meta = out.get("metadata", {}).get("scrapbook")
+            if not meta:
+                continue
+            data = out.get("data", {})
+            text = data.get(meta.get("mime_prefix", "") + "text/plain", data.get("text/plain"))
+            if text is not None:
+                values[meta["name"]] = "".join(text) if isinstance(text, list) else text
+    return values
+
+
+def _glue_text(raw: str, spec: str | None) -> str:
+    try:
+        value = ast.literal_eval(raw)
+    except (ValueError, SyntaxError):
+        value = raw
+    if spec:
+        try:
+            return format(value, spec)
+        except (ValueError, TypeError):
+            pass
+    return str(value)
+
+
+def render_roles(text: str, glue: dict[str, str], chapter: str) -> str:
+    """Turn MyST roles into text Jupyter displays: glue values, link texts, citation keys."""
+    def glue_sub(m):
+        key, _, spec = m.group(1).partition(":")
+        if key not in glue:
+            raise KeyError(f"{chapter}: glue key {key!r} has no stored value (execute the chapter)")
+        return _glue_text(glue[key], spec or None)
+
+    text = re.sub(r"\{glue:text\}`([^`]+)`", glue_sub, text)
+    text = re.sub(r"\{glue(?::any)?\}`([^`]+)`", lambda m: glue_sub(m), text)
+
+    def titled(m):  # {doc}`Title <path>` -> Title; {doc}`path` -> path
+        inner = m.group(2)
+        t = re.match(r"(.*?)\s*<[^>]+>$", inner, re.S)
+        return t.group(1) if t else inner
+
+    text = re.sub(r"\{(doc|ref|numref|prf:ref|term)\}`([^`]+)`", titled, text)
+    text = re.sub(r"\{cite(?::[a-z]+)?\}`([^`]+)`", lambda m: "[" + m.group(1).replace(",", "; ") + "]", text)
+    text = re.sub(r"\{eq\}`([^`]+)`", r"(\1)", text)
+    return text
+
+
+def defined_names(code: str) -> list[str]:
+    """Top-level names assigned by solution code (in order, without the loop temporaries)."""
+    names = []
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return names
+    for node in tree.body:
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        for t in targets:
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name) and n.id not in names:
+                    names.append(n.id)
+    return names
+
+
+def solutions(md_text: str) -> dict[str, list[str]]:
+    """label -> the solution's code cells (source text), from a chapter's MyST text."""
+    out = {}
+    for m in SOLUTION.finditer(md_text):
+        out[m.group("label")] = [c.group("src") for c in CODE_CELL.finditer(m.group(0))]
+    return out
+
+
+def import_code(md_text: str) -> str:
+    """Every top-level import statement of the chapter's code cells (the namespace a check needs)."""
+    lines = []
+    for c in CODE_CELL.finditer(md_text):
+        src = "\n".join(l for l in c.group("src").splitlines() if not l.startswith((":", "%")))
+        try:
+            tree = ast.parse(src)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                seg = ast.get_source_segment(src, node)
+                if "myst_nb" not in seg and seg not in lines:
+                    lines.append(seg)
+    return "\n".join(lines)
+
+
+def _quote(m) -> str:
+    """An admonition without nested fences as a Markdown block quote (Jupyter shows no directives)."""
+    lines = [l for l in m.group("body").split("\n") if not l.startswith(":")]
+    text = "\n".join(lines).strip("\n")
+    return "\n".join(["> **" + m.group("title").strip() + "**", ">"] + ["> " + l if l else ">" for l in text.split("\n")])
+
+
+def _code_cell(src: str) -> str:
+    return f"```{{code-cell}} ipython3\n{src.rstrip()}\n```\n"
+
+
+def student_text(md_path: Path) -> str:
+    """The MyST text of a chapter's student edition."""
+    from tools.student import checks
+
+    text = md_path.read_text()
+    sols = solutions(text)
+    glue = glue_values(md_path.with_suffix(".ipynb"))
+    body = SOLUTION.sub("", text)
+
+    def exercise(m):
+        title = m.group("title").strip()
+        lines = m.group("body").split("\n")
+        opts = {}
+        while lines and lines[0].startswith(":"):
+            k, _, v = lines.pop(0)[1:].partition(":")
+            opts[k.strip()] = v.strip()
+        label = opts.get("label", "")
+        if label not in sols:
+            raise ValueError(f"{md_path.name}: exercise {label!r} has no solution block")
+        spec = checks.CHECKS.get(label)
+        names = spec.names if spec else defined_names("\n".join(sols[label]))
+        answer = ["# Your answer. Define: " + ", ".join(names)]
+        if spec and spec.note:
+            answer.append("# " + spec.note)
+        if not spec:
+            answer.append(f"# No automatic check for this exercise ({checks.NO_CHECK[label]}).")
+        out = [f"### Exercise: {title}", "", "\n".join(lines).strip(), "",
+               f"<!-- exercise-label: {label} -->", "", "+++", "", _code_cell("\n".join(answer) + "\n"),
+               "", _code_cell(f'check("{label}", globals())'), "", "+++", ""]
+        return "\n".join(out)
+
+    body = FENCE_EXERCISE.sub(exercise, body)
+    body = ADMONITION.sub(_quote, body)
+    head, sep, rest = body.partition("\n---\n") if body.startswith("---\n") else ("", "", body)
+    # the setup cell goes right after the title, before the chapter's own cells
+    m = re.search(r"^# [^\n]*\n", rest, re.M)
+    setup = "\n+++\n\n" + _code_cell(SETUP) + "\n+++\n"
+    rest = rest[: m.end()] + setup + rest[m.end():] if m else setup + rest
+    rest = render_roles(rest, glue, md_path.name)
+    return (head + sep if sep else "") + rest
+
+
+def build(outdir: Path, root: Path = ROOT) -> list[Path]:
+    outdir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for md in chapters(root):
+        text = student_text(md)
+        out_md = outdir / md.name
+        out_md.write_text(text)
+        nb = jupytext.reads(text, fmt="md:myst")
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                cell.outputs, cell.execution_count = [], None
+        nb.metadata.pop("jupytext", None)
+        nbformat.validate(nb)
+        out_nb = out_md.with_suffix(".ipynb")
+        nbformat.write(nb, out_nb)
+        written += [out_md, out_nb]
+    return written
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "_build" / "student"
+    files = build(target)
+    print(f"student edition: {len(files) // 2} chapters in {target}")
