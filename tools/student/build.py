@@ -178,7 +178,8 @@ def student_text(md_path: Path) -> str:
             raise ValueError(f"{md_path.name}: exercise {label!r} has no solution block")
         spec = checks.CHECKS.get(label)
         names = spec.names if spec else defined_names("\n".join(sols[label]))
-        answer = ["# Your answer. Define: " + ", ".join(names)]
+        answer = ["# Your answer. Define: " + ", ".join(names) if names else
+                  "# Your answer. (An argument: the exercise asks for no names to be defined.)"]
         if spec and spec.note:
             answer.append("# " + spec.note)
         if not spec:
