@@ -33,6 +33,7 @@ from .naive_bayes_scoring import (_chunks, _class_scores, _joint, _model, _one_l
 from .protocol import ModelCalibration, ReleaseSpec, get
 from ._estimator import ClassifierProtocol, not_fitted
 
+
 def release_budget(epsilon, n_attributes):
     """RDP level of each release of a private naive Bayes model (Proposition 7.1).
 
@@ -353,6 +354,12 @@ def _lookup(arr, categories, name="X"):
 class PrivateNaiveBayes(ClassifierProtocol):
     """Categorical naive Bayes whose parameters are released by a mechanism.
 
+    Giving the domain in ``__init__`` lets scikit-learn's ``clone``,
+    ``Pipeline``, ``cross_val_score`` and ``GridSearchCV`` fit the model
+    without extra arguments. A private mechanism refuses to read its domain off
+    the data; only the non-private ``"mle"`` (and other ``private = False``
+    classes) infer it, as scikit-learn's estimators do.
+
     Parameters
     ----------
     mechanism : str or lib.protocol.Mechanism subclass, default "dirichlet"
@@ -389,12 +396,6 @@ class PrivateNaiveBayes(ClassifierProtocol):
     classes : sequence, optional
         The public class labels; ``y`` holds them and :meth:`predict` returns
         them (``classes_``). Implies ``n_classes``.
-
-    Giving the domain in ``__init__`` lets scikit-learn's ``clone``,
-    ``Pipeline``, ``cross_val_score`` and ``GridSearchCV`` fit the model
-    without extra arguments. A private mechanism refuses to read its domain off
-    the data; only the non-private ``"mle"`` (and other ``private = False``
-    classes) infer it, as scikit-learn's estimators do.
 
     Attributes
     ----------
