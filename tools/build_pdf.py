@@ -293,8 +293,10 @@ API_ONLY_CSS = f"""
   .bd-article > section > :not(.toctree-wrapper), .toctree-wrapper > section {{
     display: none !important; }}
   .toctree-wrapper > span[id^="document-{API_PREFIX}"] + section {{ display: block !important; }}
-  span[id^="document-{API_PREFIX}"] + section {{ break-before: auto; }}
-  span[id^="document-{API_PREFIX}"] + section + span + section {{ break-before: page; }}
+  /* The reference's first page follows the title at the top of the first sheet; every other
+     page of it starts a sheet, as the book's chapters do. */
+  .bd-article > section > .toctree-wrapper > span[id^="document-{API_PREFIX}"] + section {{
+    break-before: auto; }}
 }}
 """
 
