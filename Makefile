@@ -56,9 +56,12 @@ unit: $(STAMP)
 	$(BIN)/python -m pytest -q --doctest-modules lib tests
 
 ## (c) re-execute every notebook and compare its outputs with the stored ones. pytest-xdist's
-## --dist loadfile hands out the files in the order given: the slowest chapters first (15 and 11,
-## measured in issue 30), so that no long chapter starts last while the other worker idles.
-NBVAL_SLOWEST := notebooks/15_all_systems.ipynb notebooks/11_rdp_posterior_sampling.ipynb
+## --dist loadfile hands out the files in the order given: the slowest chapters first (13, 15, 12,
+## 11 and 14, the ones with statistics over splits), so that no long chapter starts last while the
+## other worker idles.
+NBVAL_SLOWEST := notebooks/13_smoothed_hellinger.ipynb notebooks/15_all_systems.ipynb \
+  notebooks/12_glm_posterior_sampling.ipynb notebooks/11_rdp_posterior_sampling.ipynb \
+  notebooks/14_smooth_sensitivity_naive_bayes.ipynb
 NBVAL_ORDER := $(foreach f,$(NBVAL_SLOWEST),$(wildcard $(f))) \
   $(filter-out $(NBVAL_SLOWEST),$(sort $(wildcard notebooks/*.ipynb)))
 nbval: $(STAMP)

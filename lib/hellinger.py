@@ -916,6 +916,18 @@ def guarantee(prior, n, epsilon, delta, k=2, *, global_sensitivity=False, exact=
 
 # --- Accuracy (note, Section 4.2) -----------------------------------------------------------
 
+def _row_and_distances(log_pmf_row, hellinger_row):
+    """One normalised log output distribution (1-D) and the distances of its outputs, validated:
+    ``(log_pmf as a 1-row matrix, distances)``."""
+    lp = _log_pmf_matrix(np.atleast_2d(log_pmf_row), "log_pmf_row")
+    if np.ndim(log_pmf_row) != 1:
+        raise ValueError(f"log_pmf_row must be 1-D; got shape {np.shape(log_pmf_row)}")
+    h = _validate.nonnegative(hellinger_row, "hellinger_row")
+    if h.shape != lp[0].shape:
+        raise ValueError(f"hellinger_row must have the shape of log_pmf_row, {lp[0].shape}; got {h.shape}")
+    return lp, h
+
+
 def tail_exact(log_pmf_row, hellinger_row, c) -> np.ndarray:
     """The note's first, exact tail: :math:`\\Pr[\\mathcal H(\\mathrm{BI}(x), z) \\ge c]` at each ``c``.
 
@@ -923,12 +935,7 @@ def tail_exact(log_pmf_row, hellinger_row, c) -> np.ndarray:
     each output to the true posterior (same length, finite, non-negative) and ``c`` finite
     thresholds (at most ``lib._validate.MAX_CELLS``). Sorted once, O((R + len(c)) log R).
     """
-    lp = _log_pmf_matrix(np.atleast_2d(log_pmf_row), "log_pmf_row")
-    if np.ndim(log_pmf_row) != 1:
-        raise ValueError(f"log_pmf_row must be 1-D; got shape {np.shape(log_pmf_row)}")
-    h = _validate.nonnegative(hellinger_row, "hellinger_row")
-    if h.shape != lp[0].shape:
-        raise ValueError(f"hellinger_row must have the shape of log_pmf_row, {lp[0].shape}; got {h.shape}")
+    lp, h = _row_and_distances(log_pmf_row, hellinger_row)
     c = np.atleast_1d(_validate.in_range(c, "c", -np.inf, open_low=True))
     _validate.cells(c.size, "c")
     order = np.argsort(h, kind="stable")
@@ -976,12 +983,7 @@ def score_atoms(log_pmf_row, hellinger_row, atol=1e-12):
     ``log_pmf_row`` is a normalised log output distribution, ``hellinger_row`` the distance of each
     output to the true posterior (same shape) and ``atol`` a tolerance in ``[0, 1e-6]``.
     """
-    lp = _log_pmf_matrix(np.atleast_2d(log_pmf_row), "log_pmf_row")
-    if np.ndim(log_pmf_row) != 1:
-        raise ValueError(f"log_pmf_row must be 1-D; got shape {np.shape(log_pmf_row)}")
-    h = _validate.nonnegative(hellinger_row, "hellinger_row")
-    if h.shape != lp[0].shape:
-        raise ValueError(f"hellinger_row must have the shape of log_pmf_row, {lp[0].shape}; got {h.shape}")
+    lp, h = _row_and_distances(log_pmf_row, hellinger_row)
     atol = _validate.scalar(_validate.in_range(atol, "atol", 0.0, 1e-6, open_low=False, open_high=False), "atol")
     order = np.argsort(-h, kind="stable")  # increasing score -h
     score, p = -h[order], np.exp(lp[0][order])

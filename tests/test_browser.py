@@ -211,17 +211,25 @@ def _probe(chromium: str, origin: str, page: str, width: int, workdir: Path) -> 
     return _PROBED[page, width]
 
 
-def _measure(chromium: str, origin: str, page: str, width: int, workdir: Path) -> dict:
-    probe = HTML / f"__probe_{width}_{page.replace('/', '_')}"
-    probe.write_text(_PROBE.format(src=f"/{page}", width=width))
+def _run_probe(chromium: str, origin: str, page: str, workdir: Path, name: str, text: str) -> dict:
+    """Render the probe page ``text`` (written as ``name`` beside the book) and return the JSON it
+    reports in its ``probe-result`` element."""
+    import html as _html
+
+    probe = HTML / name
+    probe.write_text(text)
     try:
         dom, _ = _render(chromium, f"{origin}/{probe.name}", workdir)
     finally:
         probe.unlink()
     found = re.search(r'<pre id="probe-result">(.*?)</pre>', dom, re.S)
     assert found, f"the layout probe of {page} did not report"
-    import html as _html
     return json.loads(_html.unescape(found[1]))
+
+
+def _measure(chromium: str, origin: str, page: str, width: int, workdir: Path) -> dict:
+    return _run_probe(chromium, origin, page, workdir, f"__probe_{width}_{page.replace('/', '_')}",
+                      _PROBE.format(src=f"/{page}", width=width))
 
 
 CHAPTER_PAGES = [p for p in PAGES if p.startswith("notebooks/")]
@@ -429,17 +437,9 @@ FIT_TABLES = {"notebooks/15_all_systems.html": "section#what-a-practitioner-shou
 
 
 def _fit(chromium: str, origin: str, page: str, width: int, workdir: Path) -> dict:
-    probe = HTML / f"__fit_{width}_{page.replace('/', '_')}"
-    probe.write_text(_FIT_PROBE.format(src=f"/{page}", width=width,
-                                       selector=FIT_TABLES.get(page, "article table")))
-    try:
-        dom, _ = _render(chromium, f"{origin}/{probe.name}", workdir)
-    finally:
-        probe.unlink()
-    found = re.search(r'<pre id="probe-result">(.*?)</pre>', dom, re.S)
-    assert found, f"the layout probe of {page} did not report"
-    import html as _html
-    return json.loads(_html.unescape(found[1]))
+    return _run_probe(chromium, origin, page, workdir, f"__fit_{width}_{page.replace('/', '_')}",
+                      _FIT_PROBE.format(src=f"/{page}", width=width,
+                                        selector=FIT_TABLES.get(page, "article table")))
 
 
 @pytest.mark.parametrize("page", PHONE_PAGES)
