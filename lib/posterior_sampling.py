@@ -541,6 +541,20 @@ def _search(sets, set_of, eps, L, kind, *, reference=False):
     return np.where(done, 1.0, np.exp(lo))
 
 
+def _setting(prior, d, value, name, lam, n_total, rows, kind):
+    """The validated inputs of a worst case or a calibration, in the order they are checked:
+    ``(prior, value, lam, n_total, rows, kind)`` with ``value`` (a scale or a target
+    :math:`\\varepsilon`, positive, called ``name`` in errors) and ``lam`` broadcast together."""
+    a = _prior(prior, d)
+    value = _validate.positive(value, name)
+    lam = _validate.order(lam, "lam", strict=True)
+    N = _validate.integer(n_total, "n_total")
+    rows = _validate.integer(rows, "rows")
+    kind = _kind(kind)
+    value, lam = _validate.broadcast(**{name: value, "lam": lam})
+    return a, value, lam, N, rows, kind
+
+
 def worst_case(prior, scale, lam, n_total, *, rows=1, d=None, kind="diffused", parts=False):
     """The exact worst-case :math:`D_\\lambda` of one release over replace-one neighbours.
 
@@ -579,13 +593,7 @@ def worst_case(prior, scale, lam, n_total, *, rows=1, d=None, kind="diffused", p
     >>> round(float(worst_case([6.0, 12.0], 1.0, 2.0, 100)), 6)
     0.19129
     """
-    a = _prior(prior, d)
-    scale = _validate.positive(scale, "scale")
-    lam = _validate.order(lam, "lam", strict=True)
-    N = _validate.integer(n_total, "n_total")
-    rows = _validate.integer(rows, "rows")
-    kind = _kind(kind)
-    scale, lam = _validate.broadcast(scale=scale, lam=lam)
+    a, scale, lam, N, rows, kind = _setting(prior, d, scale, "scale", lam, n_total, rows, kind)
     cand = _Candidates(a, N, rows)
     got = None
     if cand.size * max(scale.size, 1) <= MAX_CANDIDATE_CELLS:  # _evaluate's values, fewer calls
@@ -736,13 +744,7 @@ def calibrate_scale(epsilon, lam, prior, n_total, *, rows=1, d=None, kind="diffu
     >>> bool(worst_case([6.0, 12.0], r, 15.0, 100) <= 0.5)
     True
     """
-    a = _prior(prior, d)
-    epsilon = _validate.positive(epsilon, "epsilon")
-    lam = _validate.order(lam, "lam", strict=True)
-    N = _validate.integer(n_total, "n_total")
-    rows = _validate.integer(rows, "rows")
-    kind = _kind(kind)
-    epsilon, lam = _validate.broadcast(epsilon=epsilon, lam=lam)
+    a, epsilon, lam, N, rows, kind = _setting(prior, d, epsilon, "epsilon", lam, n_total, rows, kind)
     shape = epsilon.shape
     eps, L = epsilon.ravel(), lam.ravel()
 
@@ -764,13 +766,7 @@ def _calibrate_shapes(epsilon, lam, prior, n_total, shapes, kind):
     """
     sets, arrays = [], None
     for rows, d in shapes:
-        a = _prior(prior, d)
-        eps = _validate.positive(epsilon, "epsilon")
-        lams = _validate.order(lam, "lam", strict=True)
-        N = _validate.integer(n_total, "n_total")
-        rows = _validate.integer(rows, "rows")
-        kind = _kind(kind)
-        eps, lams = _validate.broadcast(epsilon=eps, lam=lams)
+        a, eps, lams, N, rows, kind = _setting(prior, d, epsilon, "epsilon", lam, n_total, rows, kind)
         cand = _Candidates(a, N, rows)
         _validate.cells(cand.size * max(eps.size, 1), "the candidate pairs times the targets", MAX_CANDIDATE_CELLS)
         sets.append(cand)
