@@ -27,7 +27,7 @@ from lib.experiments.grid import (BN_DATASETS, BN_DP_MODELS, DEFAULT_EPSILONS, D
                                   NB_DP_MODELS, NB_MODELS, calibrate, calibrate_many)
 from lib.experiments.networks import prepare_network
 from lib.experiments.preprocessing import prepare
-from lib.naive_bayes import count, log_proba, model_spec, release_parameters
+from lib.models.naive_bayes import count, log_proba, model_spec, release_parameters
 
 MECHANISMS = ("dirichlet", "gohari", "gaussian", "laplace")
 

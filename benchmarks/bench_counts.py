@@ -61,7 +61,7 @@ def child(mode, path, trace):
     import pyarrow.parquet as pq
 
     import duckdb_counts as ex
-    from lib.naive_bayes import PrivateNaiveBayes
+    from lib.models.naive_bayes import PrivateNaiveBayes
 
     if mode == "write":
         ex.write_parquet(path, int(trace), seed=0)

@@ -1,4 +1,4 @@
-"""Accuracy and speed of Gohari et al.'s guarantee (``lib.gohari``), against mpmath.
+"""Accuracy and speed of Gohari et al.'s guarantee (``lib.mechanisms.gohari``), against mpmath.
 
 1. Accuracy: over random settings of the experiments (lambda in {2, 5, 20, 200},
    d from 2 to 20, N log-uniform on [100, 50000], r calibrated for eps_hat
@@ -25,7 +25,7 @@ import timeit
 import numpy as np
 from scipy import special
 
-from lib.gohari import (
+from lib.mechanisms.gohari import (
     _params,
     _union_tail,
     _vertices,
@@ -34,7 +34,7 @@ from lib.gohari import (
     gohari_epsilon,
     gohari_epsilon_at,
 )
-from lib.gohari_reference import delta_reference, epsilon_reference
+from lib.mechanisms.gohari.reference import delta_reference, epsilon_reference
 
 
 def best_of(func, repeat: int = 5, number: int = 1) -> float:

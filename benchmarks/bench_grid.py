@@ -35,7 +35,7 @@ from lib.experiments import grid as G
 from lib.experiments.data import DATASETS
 from lib.experiments.networks import prepare_network
 from lib.experiments.preprocessing import prepare
-from lib.protocol import get
+from lib.mechanisms.protocol import get
 
 #: The numpy method that draws each private mechanism's variates.
 DRAWS = {"dirichlet": "standard_gamma", "gohari": "standard_gamma", "gaussian": "standard_normal",

@@ -20,8 +20,8 @@ from lib.experiments import cell_seed, run
 from lib.experiments.data import DATASETS
 from lib.experiments.grid import DEFAULT_EPSILONS, NB_MODELS
 from lib.experiments.preprocessing import prepare
-from lib.naive_bayes import count, log_proba, model_spec, release_parameters
-from lib.protocol import get
+from lib.models.naive_bayes import count, log_proba, model_spec, release_parameters
+from lib.mechanisms.protocol import get
 
 
 def parts(splits, n_repeats=10, seed=0):

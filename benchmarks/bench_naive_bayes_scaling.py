@@ -33,7 +33,7 @@ rng = np.random.default_rng(0)
 X = rng.integers({values}, size=(n, {k}))
 y = (X[:, 0] + rng.integers(3, size=n) > 5).astype(np.int64)
 if which == "ours":
-    from lib.naive_bayes import PrivateNaiveBayes
+    from lib.models.naive_bayes import PrivateNaiveBayes
     model = PrivateNaiveBayes("dirichlet", epsilon=1.0, random_state=0)
     fit = lambda: model.fit(X, y, n_values=np.full({k}, {values}), n_classes=2)
 else:

@@ -3,7 +3,7 @@
 For every dataset of the book, a batch of ``B = 100`` released models (10
 budgets x 10 repeats of the Dirichlet mechanism, as one grid cell row scores
 them) is scored on the test rows twice, interleaved: by
-:func:`lib.naive_bayes.scores` (gathered table rows, contiguous scores,
+:func:`lib.models.naive_bayes.scores` (gathered table rows, contiguous scores,
 ``logaddexp`` for two classes, both metrics in one pass over row chunks), and
 by the computation it replaced (a sparse indicator product, scipy's
 ``logsumexp`` over a transposed ``(B, n, d)`` array, then cross-entropy and
@@ -25,7 +25,7 @@ from scipy.special import logsumexp
 from lib.experiments import grid as G
 from lib.experiments.data import DATASETS
 from lib.experiments.preprocessing import prepare
-from lib.naive_bayes_scoring import scores
+from lib.models.naive_bayes.scoring import scores
 
 
 def before(X, y, prior, tables, n_values):

@@ -1,4 +1,4 @@
-"""Speed of the smooth-sensitivity computations (``lib.smooth_sensitivity``) and Zafarani-Clifton's runtime claim.
+"""Speed of the smooth-sensitivity computations (``lib.mechanisms.smooth_sensitivity``) and Zafarani-Clifton's runtime claim.
 
 1. Our standard-deviation bound against the naive quadratic scan of the same
    quantity (``smooth_sensitivity_std_naive``: every window of every size, no
@@ -25,9 +25,9 @@ import timeit
 
 import numpy as np
 
-from lib import gaussian_naive_bayes as gnb
+from lib.models import mixed_naive_bayes as gnb
 from lib.experiments import mixed
-from lib import smooth_sensitivity as ss
+from lib.mechanisms import smooth_sensitivity as ss
 
 
 def best_of(func, repeat: int = 3) -> float:

@@ -36,10 +36,10 @@ import time
 
 import numpy as np
 
-from lib import posterior_sampling as ps
+from lib.mechanisms import posterior_sampling as ps
 from lib.experiments import grid
-from lib.naive_bayes import PrivateNaiveBayes, log_proba, model_spec
-from lib.protocol import ReleaseSpec, get
+from lib.models.naive_bayes import PrivateNaiveBayes, log_proba, model_spec
+from lib.mechanisms.protocol import ReleaseSpec, get
 
 #: Adult's naive Bayes shapes and training size, used when the data files are not available.
 ADULT = ReleaseSpec(((1, 2),) + ((2, 10), (2, 9), (2, 17), (2, 10), (2, 8), (2, 15), (2, 7), (2, 6), (2, 3),
@@ -95,8 +95,8 @@ def bench_calibration(repeats):
             t_new, cals = best(lambda: grid.calibrate_many(cls, "rdp", budgets, spec), repeats)
             for r, cal in zip(ref, cals):
                 assert [o.scale for o in cal.releases] == [float(r[sh][0]) for sh in spec.shapes]
-            # calibrate_dp's order grid, as in lib.posterior_sampling (the scales compared at every order)
-            from lib.accounting import dp_to_rdp, min_order
+            # calibrate_dp's order grid, as in lib.mechanisms.posterior_sampling (the scales compared at every order)
+            from lib.privacy.accounting import dp_to_rdp, min_order
 
             lam0 = min_order(1.0, grid.DP_DELTA)
             lams = lam0 + np.geomspace(1e-3 * lam0, min(1 / grid.DP_DELTA, 1e4) - lam0, 48)
@@ -176,7 +176,7 @@ def bench_imports(repeats):
     except subprocess.CalledProcessError:  # --help exits 0; anything else is a failure of the command line
         t = float("nan")
     print(f"   python -m lib.experiments run --help: {t:.3f} s (depends on lib/experiments/cli.py's imports)")
-    opt = fresh("import sys, lib.experiments.grid, lib.naive_bayes; assert 'scipy.optimize' not in sys.modules", 1)
+    opt = fresh("import sys, lib.experiments.grid, lib.models.naive_bayes; assert 'scipy.optimize' not in sys.modules", 1)
     print(f"   the grid module imports no scipy.optimize ({opt:.3f} s)")
 
 

@@ -2,9 +2,9 @@
 
 The data never enter Python as rows: the script writes a synthetic table of
 ``--rows`` rows (default 1e8; seeded, in chunks of 1e6) to Parquet, counts it
-with one SQL query in DuckDB (:func:`lib.counts.counts_sql`), builds the tables
-over the public domain (:func:`lib.counts.tables_from_rows`) and releases the
-model with :meth:`lib.naive_bayes.PrivateNaiveBayes.fit_counts`.
+with one SQL query in DuckDB (:func:`lib.models.counts.counts_sql`), builds the tables
+over the public domain (:func:`lib.models.counts.tables_from_rows`) and releases the
+model with :meth:`lib.models.naive_bayes.PrivateNaiveBayes.fit_counts`.
 
     python examples/duckdb_counts.py --rows 100000000 --out /tmp/nb.parquet
 
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lib.counts import counts_sql, tables_from_rows
-from lib.naive_bayes import PrivateNaiveBayes
+from lib.models.counts import counts_sql, tables_from_rows
+from lib.models.naive_bayes import PrivateNaiveBayes
 
 #: The public domain of the synthetic table: 4 attributes and a binary class.
 N_VALUES = (3, 5, 8, 12)
@@ -66,7 +66,7 @@ def write_parquet(path, n_rows, seed=0, chunk=CHUNK):
 
 
 def count_with_duckdb(path, threads=None):
-    """The rows of :func:`lib.counts.counts_sql` over the Parquet file, computed by DuckDB."""
+    """The rows of :func:`lib.models.counts.counts_sql` over the Parquet file, computed by DuckDB."""
     import duckdb
 
     con = duckdb.connect()

@@ -4,25 +4,25 @@ A small, validated, vectorised implementation of Ponnoprat (TMLR 2023): the
 calibration of Algorithm 1, the mechanism itself, the exact Renyi divergence
 between Dirichlet distributions, the RDP-to-DP conversion of Appendix B, the
 Gaussian and Laplace baselines and a private naive Bayes classifier. Every
-mechanism follows one protocol (:mod:`lib.protocol`); importing :mod:`lib`
+mechanism follows one protocol (:mod:`lib.mechanisms.protocol`); importing :mod:`lib`
 registers them all. The experiment layer (:mod:`lib.experiments`: data,
 preprocessing, the grid, its command line and plotting) and the
-chapter-specific checks (``lib.audit``, ``lib.utility``, ``lib.counterexample``)
+chapter-specific checks (``lib.theory.audit``, ``lib.theory.utility``, ``lib.theory.counterexample``)
 are imported from their modules; the numeric core never imports pandas or
 matplotlib.
 """
 
-from ._version import __version__  # the distribution's version, from its metadata
-from .accounting import OrderChoice, dp_to_rdp, fixed_order, min_order, optimal_order, rdp_to_dp
-from .baselines import GaussianMechanism, LaplaceMechanism
-from .divergence import kl_divergence, renyi_divergence_dirichlet
-from .moments import expected_kl_loss, output_bias, output_mean, output_raw_moment, output_variance
-from .calibration import Calibration, calibrate, rdp_epsilon
-from .mechanism import DirichletMechanism
-from .naive_bayes import PrivateNaiveBayes
-from .neighbours import all_neighbours, random_neighbours
-from .posterior_sampling import ConcentratedPosterior, DiffusedPosterior
-from .special import log_multivariate_beta, tetragamma, trigamma, trigamma_bounds, trigamma_series
+from lib._version import __version__  # the distribution's version, from its metadata
+from lib.privacy.accounting import OrderChoice, dp_to_rdp, fixed_order, min_order, optimal_order, rdp_to_dp
+from lib.mechanisms.noise import GaussianMechanism, LaplaceMechanism
+from lib.mechanisms.dirichlet.divergence import kl_divergence, renyi_divergence_dirichlet
+from lib.mechanisms.dirichlet.moments import expected_kl_loss, output_bias, output_mean, output_raw_moment, output_variance
+from lib.mechanisms.dirichlet.calibration import Calibration, calibrate, rdp_epsilon
+from lib.mechanisms.dirichlet.mechanism import DirichletMechanism
+from lib.models.naive_bayes import PrivateNaiveBayes
+from lib.privacy.neighbours import all_neighbours, random_neighbours
+from lib.mechanisms.posterior_sampling import ConcentratedPosterior, DiffusedPosterior
+from lib.mechanisms.dirichlet.special import log_multivariate_beta, tetragamma, trigamma, trigamma_bounds, trigamma_series
 
 __all__ = [
     "all_neighbours",

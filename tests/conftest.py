@@ -19,7 +19,7 @@ import os
 import numpy as np
 import pytest
 
-from lib.bayesian_network import topological_order
+from lib.models.bayesian_network import topological_order
 from lib.experiments import data as _data
 from lib.experiments.networks import NetworkData
 from lib.experiments.preprocessing import Split

@@ -7,9 +7,9 @@ import pytest
 from dp_accounting.rdp import rdp_privacy_accountant
 
 from lib import calibrate, rdp_epsilon, rdp_to_dp
-from lib.accounting import ORDER_TIE_RTOL
+from lib.privacy.accounting import ORDER_TIE_RTOL
 
-#: The order search's documented accuracy (lib.accounting.search_order_many): the chosen
+#: The order search's documented accuracy (lib.privacy.accounting.search_order_many): the chosen
 #: objective is within about 1e-4 (relative) of the minimum; it trades the last digits of
 #: a flat minimum for a choice that is the same on every CPU (issue 29).
 ORDER_LOSS_RTOL = 1e-4
@@ -80,7 +80,7 @@ def test_bad_input_raises(args, match):
 
 from scipy import special  # noqa: E402
 
-from lib.accounting import (  # noqa: E402
+from lib.privacy.accounting import (  # noqa: E402
     dp_to_rdp,
     expected_kl_loss,
     fixed_order,
@@ -249,7 +249,7 @@ def _kl_like_loss(lam, e):
 
 def test_search_order_ignores_last_bit_differences():
     """Issue 29: objectives that differ by a few ulps (another CPU's exp/log) give the same order, bitwise."""
-    from lib.accounting import search_order
+    from lib.privacy.accounting import search_order
 
     rng = np.random.default_rng(29)
     for e in (0.01, 0.3, 2.0, 9.0, 40.0):
@@ -268,7 +268,7 @@ def test_search_order_is_near_the_true_minimum():
     """The grid's choice is within the documented 1e-4 (relative) of a tight minimisation of the objective."""
     from scipy import optimize
 
-    from lib.accounting import min_order, search_order
+    from lib.privacy.accounting import min_order, search_order
 
     for e in (0.01, 0.3, 2.0, 9.0):
         lam, value = search_order(e, 1e-5, lambda x: _kl_like_loss(x, e))
@@ -281,14 +281,14 @@ def test_search_order_is_near_the_true_minimum():
 
 def test_search_order_breaks_ties_at_the_smallest_order():
     """A flat objective (every order equally good) gets the smallest grid order, on every machine."""
-    from lib.accounting import min_order, search_order
+    from lib.privacy.accounting import min_order, search_order
 
     lam, value = search_order(1.0, 1e-5, lambda x: np.ones_like(x))
     assert value == 1.0 and lam == pytest.approx(min_order(1.0, 1e-5) * (1 + 1e-9), rel=1e-12)
 
 
 def test_search_order_many_equals_search_order():
-    from lib.accounting import search_order, search_order_many
+    from lib.privacy.accounting import search_order, search_order_many
 
     eps = np.array([0.01, 0.3, 2.0, 9.0])
 

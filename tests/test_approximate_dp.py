@@ -1,4 +1,4 @@
-"""Tests of lib.approximate_dp: one (eps_hat, delta) target for m histogram releases."""
+"""Tests of lib.mechanisms.dirichlet.approximate_dp: one (eps_hat, delta) target for m histogram releases."""
 
 from typing import NamedTuple
 
@@ -6,9 +6,9 @@ import mpmath
 import numpy as np
 import pytest
 
-from lib.accounting import dp_to_rdp, fixed_order, min_order, rdp_to_dp
-from lib import approximate_dp
-from lib.approximate_dp import (
+from lib.privacy.accounting import dp_to_rdp, fixed_order, min_order, rdp_to_dp
+from lib.mechanisms.dirichlet import approximate_dp
+from lib.mechanisms.dirichlet.approximate_dp import (
     analytic_gaussian_delta,
     analytic_gaussian_sigma,
     author_laplace_scale,
@@ -21,10 +21,10 @@ from lib.approximate_dp import (
     rdp_gaussian_sigma,
     total_expected_kl,
 )
-from lib.baselines import GaussianMechanism, LaplaceMechanism
-from lib.protocol import ReleaseSpec, get, names
+from lib.mechanisms.noise import GaussianMechanism, LaplaceMechanism
+from lib.mechanisms.protocol import ReleaseSpec, get, names
 from lib import DirichletMechanism, calibrate
-from lib.moments import expected_kl_loss
+from lib.mechanisms.dirichlet.moments import expected_kl_loss
 
 DELTA = 1e-5
 
@@ -137,7 +137,7 @@ def test_model_order_meets_the_target_and_beats_a_grid():
     lam0 = min_order(eps, DELTA)
     lams = lam0 + np.logspace(-6, 5, 2000)
     r, alpha = calibrate(dp_to_rdp(eps, lams, DELTA, n_releases=m), lams)
-    # within the order search's stated accuracy, 1e-4 (lib.accounting.search_order_many, issue 29)
+    # within the order search's stated accuracy, 1e-4 (lib.privacy.accounting.search_order_many, issue 29)
     assert choice.expected_kl <= total_expected_kl(tables, r, alpha).min() * (1 + 1e-4)
 
 
@@ -261,7 +261,7 @@ def test_every_dp_mechanism_is_registered():
 
 
 def test_real_gohari():
-    from lib import gohari
+    from lib.mechanisms import gohari
 
     cal = get("gohari").calibrate_dp(5.0, DELTA, spec_of([2, 3], n_total=2000))
     assert cal.attained
@@ -277,7 +277,7 @@ EPS_MANY = np.array([0.05, 0.7, 6.0])
 
 def test_model_order_many_equals_model_order():
     """The lockstep order search gives each target model_order's choice (equal to the last bits)."""
-    from lib.approximate_dp import model_order_many
+    from lib.mechanisms.dirichlet.approximate_dp import model_order_many
 
     ref = public_reference(3934, [2, 17, 5], [1, 2, 2])
     for got, eps in zip(model_order_many(EPS_MANY, DELTA, ref, n_releases=3), EPS_MANY):
@@ -303,8 +303,8 @@ def test_calibrate_dp_many_equals_calibrate_dp(name):
 
 def test_gohari_prefill_leaves_nothing_to_solve(fake_gohari):
     """After the lockstep prefill, calibrate_dp finds every search in the cache (the stand-in is never called)."""
-    from lib.approximate_dp import GOHARI_LAM, gohari_prefill
-    from lib.mechanism import GohariMechanism
+    from lib.mechanisms.dirichlet.approximate_dp import GOHARI_LAM, gohari_prefill
+    from lib.mechanisms.dirichlet.mechanism import GohariMechanism
 
     spec = spec_of([2, 5, 5], n_total=500)
     cache = gohari_prefill(EPS_MANY, DELTA, GohariMechanism.flat_sizes(spec), n_total=500, lam=GOHARI_LAM,

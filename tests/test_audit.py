@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from lib import DirichletMechanism, all_neighbours, calibrate, rdp_epsilon, renyi_divergence_dirichlet
-from lib.audit import (
+from lib.theory.audit import (
     divergence_both_ways,
     divergence_term,
     random_pair_audit,

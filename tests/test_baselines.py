@@ -1,4 +1,4 @@
-"""Tests of lib.baselines: the Gaussian and Laplace mechanisms and their post-processing."""
+"""Tests of lib.mechanisms.noise: the Gaussian and Laplace mechanisms and their post-processing."""
 
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate
 
-from lib.baselines import (CLIP_FLOOR, GaussianMechanism, LaplaceMechanism, SmoothedEstimate, Uniform,
+from lib.mechanisms.noise import (CLIP_FLOOR, GaussianMechanism, LaplaceMechanism, SmoothedEstimate, Uniform,
                            clip_and_normalise, laplace_rdp, laplace_scale)
 
 LAMS = [1.01, 1.5, 2.0, 5.0, 20.0, 200.0]
@@ -202,7 +202,7 @@ def test_uniform_ignores_the_counts():
 # ----------------------------------------------------------------------------- the classical Gaussian calibration
 
 def _exact_gaussian_delta(sigma, eps, sens):
-    """Balle and Wang (2018), Theorem 8, with scipy.stats.norm (independent of lib.approximate_dp)."""
+    """Balle and Wang (2018), Theorem 8, with scipy.stats.norm (independent of lib.mechanisms.dirichlet.approximate_dp)."""
     from scipy.stats import norm
 
     a, b = sens / (2 * sigma), eps * sigma / sens
@@ -213,8 +213,8 @@ def test_classical_gaussian_is_not_attained_at_epsilon_1_or_above():
     # The classical bound is proved for eps_hat < 1. At eps_hat = 20 its sigma has exact delta about 150
     # times the target, yet calibrate_dp reported attained=True; every eps_hat >= 1 is now not attained
     # (no release objects, the reason stated), bad arguments still raise.
-    from lib.baselines import ClassicalGaussianMechanism
-    from lib.protocol import ReleaseSpec
+    from lib.mechanisms.noise import ClassicalGaussianMechanism
+    from lib.mechanisms.protocol import ReleaseSpec
 
     spec = ReleaseSpec(((1, 2), (2, 3), (2, 4)), 100)
     sens = np.sqrt(2.0 * spec.n_releases)
@@ -235,8 +235,8 @@ def test_classical_gaussian_is_not_attained_at_epsilon_1_or_above():
 def test_classical_gaussian_attained_below_1_meets_the_exact_delta(delta):
     # Where it is attained, the exact delta of its sigma (computed here with scipy, not by the code under
     # test) is within the target, for every eps_hat < 1 of a grid up to 0.999 and several model sizes.
-    from lib.baselines import ClassicalGaussianMechanism
-    from lib.protocol import ReleaseSpec
+    from lib.mechanisms.noise import ClassicalGaussianMechanism
+    from lib.mechanisms.protocol import ReleaseSpec
 
     for m in (1, 3, 14):
         spec = ReleaseSpec(((1, 2),) * m, 100)

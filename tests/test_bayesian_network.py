@@ -1,4 +1,4 @@
-"""Tests of lib.bayesian_network: structures, counts, accounting, releases, eq. (11)."""
+"""Tests of lib.models.bayesian_network: structures, counts, accounting, releases, eq. (11)."""
 
 import itertools
 from types import SimpleNamespace
@@ -9,12 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lib import DirichletMechanism, calibrate
-from lib.baselines import SmoothedEstimate
-from lib.bayesian_network import (count_tables, depths, log_likelihood, network_spec, release_budget,
+from lib.mechanisms.noise import SmoothedEstimate
+from lib.models.bayesian_network import (count_tables, depths, log_likelihood, network_spec, release_budget,
                                   release_tables, topological_order)
-from lib.divergence import renyi_divergence_dirichlet
+from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
 from lib.experiments.networks import AUTHOR_NAMES, NETWORKS, draw_network, prepare_network
-from lib.protocol import ReleaseSpec, get
+from lib.mechanisms.protocol import ReleaseSpec, get
 
 from .conftest import network_rows
 

@@ -358,11 +358,11 @@ def test_errata_are_sorted_by_consequence(registry):
 
 
 def test_landing_page_gives_the_two_minute_answer():
-    """The verdict summary (generated) and chapter 15's glued table open the landing page."""
+    """The verdict summary (generated) and chapter 14's glued table open the landing page."""
     intro = (ROOT / "book" / "intro.md").read_text()
     first_screens = intro[:intro.index("## How the book checks it")]
     assert "```{include} _generated/verdicts.md" in first_screens
-    assert re.search(r"```\{glue\} practitioner-picks\n:doc: \.\./notebooks/15_all_systems\.ipynb",
+    assert re.search(r"```\{glue\} practitioner-picks\n:doc: \.\./notebooks/14_all_systems\.ipynb",
                      first_screens)
     assert "{doc}`errata`" in first_screens
     assert not re.search(r"\bThe\s+\{doc\}`api", intro), "renders as 'The The lib API page'"
@@ -410,7 +410,7 @@ def test_api_pages_document_every_public_name():
     assert not missing, f"public names missing from book/api/: {missing}"
 
 
-# The opening box of every chapter (spec: /tmp/r24/spec_index.md; chapters 11-15 are filled by
+# The opening box of every chapter (spec: /tmp/r24/spec_index.md; chapters 10-14 are filled by
 # their own helpers and fail here until then).
 sys.path.insert(0, str(ROOT / "tools"))
 import reading_time  # noqa: E402

@@ -397,7 +397,7 @@ def test_no_page_or_download_shows_a_path_of_the_build_machine():
 # inside its box either), and the verdict column of the paper index is on screen.
 
 PHONE_PAGES = ["book/intro.html", "book/paper_index.html", "book/errata.html",
-               "notebooks/15_all_systems.html"] + API_PAGES
+               "notebooks/14_all_systems.html"] + API_PAGES
 
 _FIT_PROBE = """<!doctype html><html><body>
 <iframe id="page" src="{src}" style="width:{width}px;height:900px;border:0"></iframe>
@@ -431,9 +431,9 @@ document.getElementById("page").onload = function () {{
 </script></body></html>"""
 
 
-# The tables that must fit: every table of a page, except in chapter 15, whose wide tables of
+# The tables that must fit: every table of a page, except in chapter 14, whose wide tables of
 # numbers scroll in their box (checked above) and whose practitioner's table must fit.
-FIT_TABLES = {"notebooks/15_all_systems.html": "section#what-a-practitioner-should-pick table"}
+FIT_TABLES = {"notebooks/14_all_systems.html": "section#what-a-practitioner-should-pick table"}
 
 
 def _fit(chromium: str, origin: str, page: str, width: int, workdir: Path) -> dict:
@@ -447,7 +447,7 @@ def test_on_a_phone_nothing_scrolls_sideways(chromium, origin, page, tmp_path):
     layout = _fit(chromium, origin, page, 390, tmp_path)
     assert layout["page_scroll"] <= layout["inner"], (
         f"{page}: the page is {layout['page_scroll']} px wide on a {layout['inner']} px screen")
-    if page in ("book/paper_index.html", "notebooks/15_all_systems.html", "book/intro.html"):
+    if page in ("book/paper_index.html", "notebooks/14_all_systems.html", "book/intro.html"):
         assert layout["tables"], f"{page}: no table found"
     for t in layout["tables"]:
         assert t["table"] <= t["box"] + 1 and t["box_scroll"] <= t["box"] + 1, (

@@ -232,7 +232,7 @@ def test_explicit_budgets_with_epsilon(tmp_path, synthetic_data):
 def test_the_static_names_of_the_parser_are_the_registry_s():
     from lib.experiments import grid
     from lib.experiments.data import DATASETS
-    from lib.protocol import names
+    from lib.mechanisms.protocol import names
 
     assert cli.DATASET_NAMES == DATASETS and cli.BN_DATASET_NAMES == grid.BN_DATASETS
     assert cli.MECHANISM_NAMES == names() and cli.MODELS == tuple(grid.TASKS) and cli.PRIVACY == grid.PRIVACY

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from scipy import integrate, special, stats
 
 from lib import calibrate, rdp_to_dp
-from lib.counterexample import (
+from lib.theory.counterexample import (
     density_witness,
     event_log_ratio,
     event_power_law,

@@ -1,4 +1,4 @@
-"""Counts from any engine (issue 27): the SQL of lib.counts in DuckDB equals numpy's count, and the
+"""Counts from any engine (issue 27): the SQL of lib.models.counts in DuckDB equals numpy's count, and the
 model released from them equals the model fitted on the rows (the example at 1e5 rows)."""
 
 import importlib.util
@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lib.counts import counts_sql, tables_from_rows
-from lib.naive_bayes import PrivateNaiveBayes, count
+from lib.models.counts import counts_sql, tables_from_rows
+from lib.models.naive_bayes import PrivateNaiveBayes, count
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("duckdb_counts", ROOT / "examples" / "duckdb_counts.py")

@@ -127,7 +127,7 @@ def test_kl_bad_input_raises(args, match):
 
 # --- Orders below one and the Hellinger distance (smoothed-Hellinger chapter) ---------------
 
-from lib.divergence import hellinger_dirichlet  # noqa: E402
+from lib.mechanisms.dirichlet.divergence import hellinger_dirichlet  # noqa: E402
 
 
 @pytest.mark.parametrize("lam", [0.1, 0.5, 0.9])
@@ -201,7 +201,7 @@ def test_tiny_parameters_that_differ_are_accurate(lam):
 
 def test_an_order_that_overflows_is_an_error_not_nan():
     """Issue 23: (lam - 1) delta overflowing gave inf - inf = NaN, which reads as 'no divergence'."""
-    from lib.divergence import renyi_divergence_dirichlet
+    from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
 
     with pytest.raises(ValueError, match="outside double precision"):
         renyi_divergence_dirichlet([2.0, 3.0], [1.5, 3.0], 1e307)

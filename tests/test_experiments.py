@@ -8,12 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lib.baselines import GaussianMechanism, LaplaceMechanism
-from lib.bayesian_network import count_tables, log_likelihood, network_spec, release_tables
+from lib.mechanisms.noise import GaussianMechanism, LaplaceMechanism
+from lib.models.bayesian_network import count_tables, log_likelihood, network_spec, release_tables
 from lib.experiments import NaiveBayesTask, NetworkTask, cell_seed, compare, evaluate, pivot, run, summarise
 from lib.experiments.grid import BN_DP_MODELS, BN_MODELS, NB_DP_MODELS, NB_MODELS, calibrate
-from lib.naive_bayes import PrivateNaiveBayes, cross_entropy, log_proba, release_parameters
-from lib.protocol import get
+from lib.models.naive_bayes import PrivateNaiveBayes, cross_entropy, log_proba, release_parameters
+from lib.mechanisms.protocol import get
 
 EPS = np.logspace(-2, 1, 4)
 EPS_DP = np.array([0.3, 3.0])
@@ -277,7 +277,7 @@ def test_naive_bayes_dp_uses_the_calibrated_per_release_objects(splits):
 
 
 def test_naive_bayes_dp_unattained_cells_are_flagged(splits, monkeypatch):
-    from lib import mechanism
+    from lib.mechanisms.dirichlet import mechanism
 
     def refuse(*args, **kwargs):
         raise ValueError("delta below the floor")

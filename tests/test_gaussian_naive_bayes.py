@@ -1,13 +1,13 @@
-"""lib.gaussian_naive_bayes against scikit-learn and against its own privacy bookkeeping."""
+"""lib.models.mixed_naive_bayes against scikit-learn and against its own privacy bookkeeping."""
 
 import numpy as np
 import pytest
 from scipy import integrate
 from sklearn.naive_bayes import CategoricalNB, GaussianNB
 
-from lib import gaussian_naive_bayes as gnb
-from lib import smooth_sensitivity as ss
-from lib.protocol import NotPrivate, PureDP
+from lib.models import mixed_naive_bayes as gnb
+from lib.mechanisms import smooth_sensitivity as ss
+from lib.mechanisms.protocol import NotPrivate, PureDP
 
 
 def _data(n=600, seed=0):

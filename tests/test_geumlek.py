@@ -1,14 +1,14 @@
-"""Tests of lib.geumlek: the paper's own objects against lib.posterior_sampling and lib.divergence."""
+"""Tests of lib.theory.geumlek: the paper's own objects against lib.mechanisms.posterior_sampling and lib.mechanisms.dirichlet.divergence."""
 
 import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
-from lib.divergence import renyi_divergence_dirichlet
-from lib.geumlek import (corollary2_relaxation, heldout_neg_loglik, log_partition, pset_corners,
+from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
+from lib.theory.geumlek import (corollary2_relaxation, heldout_neg_loglik, log_partition, pset_corners,
                          pset_supremum, renyi_natural, replicate_t_test, split_sign_test,
                          theorem12_critical_order)
-from lib.posterior_sampling import brute_force_worst_case, geumlek_bound, worst_case
+from lib.mechanisms.posterior_sampling import brute_force_worst_case, geumlek_bound, worst_case
 
 
 def test_log_partition_is_log_beta_and_inf_outside_e():

@@ -1,11 +1,11 @@
-"""Tests of lib.glm_posterior (Geumlek et al. 2017, Section 4) and lib.experiments.glm."""
+"""Tests of lib.models.logistic_regression (Geumlek et al. 2017, Section 4) and lib.experiments.glm."""
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import special
 
-from lib import glm_posterior as gp
+from lib.models import logistic_regression as gp
 
 
 # ----------------------------------------------------------------------------- small problems
@@ -181,7 +181,7 @@ def test_algorithms_meet_their_targets_and_depend_on_the_ratio_only():
 
 
 def test_rdp_slope_inverts_the_conversion_and_matches_a_brute_force_order_search():
-    from lib.accounting import rdp_to_dp
+    from lib.privacy.accounting import rdp_to_dp
 
     for eps_hat in (0.1, 1.0, 5.0):
         a = gp.rdp_slope_for_dp(eps_hat, 1e-5)

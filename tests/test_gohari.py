@@ -1,4 +1,4 @@
-"""Tests for lib.gohari: Gohari et al.'s (eps_hat, delta) guarantee of one release."""
+"""Tests for lib.mechanisms.gohari: Gohari et al.'s (eps_hat, delta) guarantee of one release."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from lib.gohari import (
+from lib.mechanisms.gohari import (
     GohariGuarantee,
     _params,
     _union_tail,
@@ -20,8 +20,8 @@ from lib.gohari import (
     gohari_parameters,
     min_part_cdf,
 )
-from lib.gohari_reference import delta_reference, epsilon_reference
-from lib.special import log_multivariate_beta
+from lib.mechanisms.gohari.reference import delta_reference, epsilon_reference
+from lib.mechanisms.dirichlet.special import log_multivariate_beta
 
 # (r, lam, n_total, d): the Figure 2 setting, Figure 3's histogram and the
 # extremes of the experiments (d from 2 to 20, N from 100 to 50000)
@@ -218,8 +218,8 @@ def test_calibrate_many_equals_one_at_a_time():
     agree to the last bits of scipy.special on arrays (1e-12 relative allows
     for a BLAS that sums the quadrature in another order; here they are equal).
     """
-    from lib.gohari import EPSILON_HAT_MAX
-    from lib.gohari_batch import gohari_calibrate_many
+    from lib.mechanisms.gohari import EPSILON_HAT_MAX
+    from lib.mechanisms.gohari.batch import gohari_calibrate_many
 
     problems = [(eps, d) for eps in (0.004, 0.3, 4.0) for d in (2, 3, 6, 24)]
     problems += [(2 * EPSILON_HAT_MAX, 6), (1e-300, 2)]  # invalid target; r below 1e-300

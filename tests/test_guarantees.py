@@ -1,7 +1,7 @@
 """Every registered mechanism's stated guarantee against an independent worst case (issue 23).
 
 For each mechanism of the registry, at random settings, the object a calibration returns states
-a guarantee (:class:`lib.protocol.RenyiDP` at one order and/or a curve, :class:`PureDP`,
+a guarantee (:class:`lib.mechanisms.protocol.RenyiDP` at one order and/or a curve, :class:`PureDP`,
 :class:`ApproximateDP`, :class:`NotPrivate`). Here that statement is compared with a worst case
 computed without the code under test: closed forms evaluated with mpmath (Dirichlet and Gaussian
 Rényi divergences, the exact Gaussian delta), numerical integration, and a brute force over every
@@ -18,7 +18,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from lib.protocol import ApproximateDP, NotPrivate, PureDP, ReleaseSpec, RenyiDP, get, names
+from lib.mechanisms.protocol import ApproximateDP, NotPrivate, PureDP, ReleaseSpec, RenyiDP, get, names
 
 RTOL = 1e-9
 SETTINGS = np.random.default_rng(2023).uniform(size=(6, 2))  # (budget, order) draws, fixed

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from lib import DirichletMechanism, GaussianMechanism, LaplaceMechanism, calibrate, optimal_order
-from lib import approximate_dp as adp
+from lib.mechanisms.dirichlet import approximate_dp as adp
 from lib.experiments import data
 from lib.experiments.data import DATA_ENV, DataFile, DataFileError, fetch
 from tests._http import serve

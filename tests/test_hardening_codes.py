@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lib import DirichletMechanism, PrivateNaiveBayes
-from lib import bayesian_network as bn
-from lib import naive_bayes as nb
+from lib.models import bayesian_network as bn
+from lib.models import naive_bayes as nb
 from lib.experiments.grid import NaiveBayesTask
 from lib.experiments.preprocessing import Split
 

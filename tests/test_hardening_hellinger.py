@@ -1,4 +1,4 @@
-"""Issue 23 on lib.hellinger: the exact audit, its worst pairs, the stated guarantee, hostile input.
+"""Issue 23 on lib.mechanisms.hellinger: the exact audit, its worst pairs, the stated guarantee, hostile input.
 
 * The audit of a finite-output mechanism handles outputs of probability 0 exactly (before the
   fix, ``-inf - -inf`` gave NaN and ``max(0.0, nan)`` reported a leaky mechanism as 0-DP), checks
@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from lib import _validate
-from lib import hellinger as hm
-from lib.protocol import ApproximateDP, PureDP
+from lib.mechanisms import hellinger as hm
+from lib.mechanisms.protocol import ApproximateDP, PureDP
 
 
 def _quick(func, exc, match):

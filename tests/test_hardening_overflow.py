@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lib import DirichletMechanism, GaussianMechanism, LaplaceMechanism, calibrate, rdp_epsilon
-from lib.baselines import clip_and_normalise, laplace_rdp, laplace_scale
+from lib.mechanisms.noise import clip_and_normalise, laplace_rdp, laplace_scale
 
 
 def _on_simplex(y):

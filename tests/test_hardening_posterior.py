@@ -1,4 +1,4 @@
-"""Issue 23: the posterior samplers state their true guarantee, and chapters 11-12's modules refuse bad input.
+"""Issue 23: the posterior samplers state their true guarantee, and chapters 10-11's modules refuse bad input.
 
 Group 3 (stated guarantees). A posterior sampler's stated curve
 :math:`\\lambda \\mapsto \\varepsilon(\\lambda)` must be at least the worst case over
@@ -10,8 +10,8 @@ recomputed with mpmath). Before the fix an object built with a target but no
 dimension stated the curve of d = 2 and released d = 3 tables (0.0497 stated,
 0.0818 true at r = 0.1, lambda = 5, N = 30000).
 
-Group 4 (hostile input) for :mod:`lib.posterior_sampling` and
-:mod:`lib.glm_posterior`, class by class as ``test_hardening_*`` does for the core:
+Group 4 (hostile input) for :mod:`lib.mechanisms.posterior_sampling` and
+:mod:`lib.models.logistic_regression`, class by class as ``test_hardening_*`` does for the core:
 types, ranges, sizes, overflow, and results that used to be silently wrong.
 """
 
@@ -23,10 +23,10 @@ import numpy as np
 import pytest
 from scipy import special
 
-from lib import glm_posterior as gp
-from lib import posterior_sampling as ps
-from lib.posterior_sampling import ConcentratedPosterior, DiffusedPosterior, TruePosterior
-from lib.protocol import ReleaseSpec
+from lib.models import logistic_regression as gp
+from lib.mechanisms import posterior_sampling as ps
+from lib.mechanisms.posterior_sampling import ConcentratedPosterior, DiffusedPosterior, TruePosterior
+from lib.mechanisms.protocol import ReleaseSpec
 
 CLASSES = {"diffused": DiffusedPosterior, "concentrated": ConcentratedPosterior, "true": TruePosterior}
 
@@ -169,7 +169,7 @@ def test_stated_curves_are_at_least_the_brute_force_worst_case():
 
     The brute force is independent of the code under test (its own enumeration of
     the tables the object accepts and of their neighbours, its own divergence). The
-    stated curve is computed in doubles (about ten significant digits, lib.divergence):
+    stated curve is computed in doubles (about ten significant digits, lib.mechanisms.dirichlet.divergence):
     the tolerance is that accuracy, 1e-9 relative.
     """
     checked = expected = 0
@@ -236,7 +236,7 @@ def test_an_object_releases_only_the_tables_its_guarantee_covers():
     table.release(np.zeros((7, 2, 3)), rng=0)
     with pytest.raises(ValueError, match=r"\(\.\.\., 2, 3\)"):
         table.release(np.zeros((7, 3)), rng=0)
-    # an object without a target states nothing and releases any vectors (chapter 11's examples)
+    # an object without a target states nothing and releases any vectors (chapter 10's examples)
     assert DiffusedPosterior(0.2, 1.0).guarantee is None
     DiffusedPosterior(0.2, 1.0).release([0.5, 30.0, 2.0], rng=0)
 
@@ -416,7 +416,7 @@ def test_geumlek_bound_is_the_loop_it_replaces():
 
 
 def _bound_loop(a, s, lam, n, kind, corners):
-    from lib.divergence import renyi_divergence_dirichlet
+    from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
 
     d = a.size
     base, step = (a, s) if kind == "diffused" else (a / s, 1.0)

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from lib import PrivateNaiveBayes, all_neighbours, output_raw_moment, random_neighbours, trigamma_series
-from lib import bayesian_network as bn
-from lib import naive_bayes as nb
-from lib.neighbours import MAX_NEIGHBOUR_CELLS
+from lib.models import bayesian_network as bn
+from lib.models import naive_bayes as nb
+from lib.privacy.neighbours import MAX_NEIGHBOUR_CELLS
 
 
 def _quick(func, match):
@@ -71,6 +71,6 @@ def test_bayesian_network_caps_the_total_over_all_tables():
 
 
 def test_public_reference_and_gohari_releases_refuse_absurd_domains():
-    from lib import approximate_dp as adp
+    from lib.mechanisms.dirichlet import approximate_dp as adp
     _quick(lambda: adp.public_reference(1000.0, [10**12], [1]), "cells")
     _quick(lambda: adp.public_reference(1000.0, [10**5], [10**4]), "public reference tables")

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lib import calibrate, dp_to_rdp, fixed_order, min_order, optimal_order
-from lib import approximate_dp as adp
-from lib import gohari
+from lib.mechanisms.dirichlet import approximate_dp as adp
+from lib.mechanisms import gohari
 
 LEAKS = ("did not converge", "NaN", "solver cannot continue", "nan")
 

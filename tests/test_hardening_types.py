@@ -10,15 +10,27 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from lib import (DirichletMechanism, GaussianMechanism, LaplaceMechanism, PrivateNaiveBayes, calibrate,
-                 dp_to_rdp, expected_kl_loss, fixed_order, min_order, random_neighbours, rdp_to_dp, trigamma)
+from lib import (
+    DirichletMechanism,
+    GaussianMechanism,
+    LaplaceMechanism,
+    PrivateNaiveBayes,
+    calibrate,
+    dp_to_rdp,
+    expected_kl_loss,
+    fixed_order,
+    min_order,
+    random_neighbours,
+    rdp_to_dp,
+    trigamma,
+)
 from lib import _validate
-from lib import approximate_dp as adp
-from lib.baselines import clip_and_normalise, laplace_scale
-from lib.gohari import gohari_calibrate
-from lib.mechanism import GohariMechanism
-from lib.naive_bayes import model_spec, release_budget
-from lib.protocol import ReleaseSpec
+from lib.mechanisms.dirichlet import approximate_dp as adp
+from lib.mechanisms.noise import clip_and_normalise, laplace_scale
+from lib.mechanisms.gohari import gohari_calibrate
+from lib.mechanisms.dirichlet.mechanism import GohariMechanism
+from lib.models.naive_bayes import model_spec, release_budget
+from lib.mechanisms.protocol import ReleaseSpec
 
 BAD_REALS = ["1", b"1", True, np.True_, 1 + 0j, 1 + 1j, np.complex128(1), None,
              ["1", "2"], [True, False], np.array([1 + 0j, 2]), [1.0, None]]
@@ -101,7 +113,7 @@ def test_a_float_array_passes_without_a_copy():
 
 
 def test_release_parameters_refuses_string_counts():
-    from lib.naive_bayes import model_spec as spec_of, release_parameters
+    from lib.models.naive_bayes import model_spec as spec_of, release_parameters
     cal = DirichletMechanism.calibrate_rdp(1.0, 5.0, spec_of([2], 2, 3))
     with pytest.raises(TypeError, match="class_counts"):
         release_parameters(["1", "2"], [np.ones((2, 2))], cal, rng=0)  # silently parsed before

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from lib.moments import output_bias, output_mean, output_raw_moment, output_variance
+from lib.mechanisms.dirichlet.moments import output_bias, output_mean, output_raw_moment, output_variance
 
 HISTOGRAMS = [
     np.array([119.0, 74, 618, 272, 13, 187]),

@@ -1,4 +1,4 @@
-"""Tests of lib.naive_bayes: counts, accounting, releases and the private model."""
+"""Tests of lib.models.naive_bayes: counts, accounting, releases and the private model."""
 
 import itertools
 
@@ -7,13 +7,13 @@ import pytest
 from scipy.special import logsumexp
 from sklearn.naive_bayes import CategoricalNB
 
-from lib.baselines import GaussianMechanism, LaplaceMechanism, SmoothedEstimate
-from lib.divergence import renyi_divergence_dirichlet
+from lib.mechanisms.noise import GaussianMechanism, LaplaceMechanism, SmoothedEstimate
+from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
 from lib.experiments.data import DATASETS
-from lib.mechanism import DirichletMechanism
-from lib.naive_bayes import (PrivateNaiveBayes, count, log_proba, model_spec, release_budget,
+from lib.mechanisms.dirichlet.mechanism import DirichletMechanism
+from lib.models.naive_bayes import (PrivateNaiveBayes, count, log_proba, model_spec, release_budget,
                              release_parameters, releases_of)
-from lib.protocol import ModelCalibration, get
+from lib.mechanisms.protocol import ModelCalibration, get
 
 from .conftest import categorical_rows as synthetic
 
@@ -286,7 +286,7 @@ def test_validation():
 
 
 def test_clip_floor_is_passed_to_the_noise_mechanisms():
-    from lib.baselines import clip_and_normalise
+    from lib.mechanisms.noise import clip_and_normalise
 
     X, y, n_values, d = synthetic()
     class_counts, tables = count(X, y, n_values, d)

@@ -1,4 +1,4 @@
-"""The batched release and scoring paths of lib.naive_bayes equal the table-by-table ones, bit for bit.
+"""The batched release and scoring paths of lib.models.naive_bayes equal the table-by-table ones, bit for bit.
 
 ``log_releases`` releases all tables of stock Dirichlet and noise mechanisms
 with one draw call into one buffer (``_batched_logs``); ``scores`` reduces short
@@ -11,11 +11,11 @@ the same state.
 import numpy as np
 import pytest
 
-from lib import naive_bayes as nb
-from lib import naive_bayes_scoring as scoring
-from lib.baselines import GaussianMechanism, LaplaceMechanism, SmoothedEstimate
-from lib.mechanism import DirichletMechanism, GohariMechanism
-from lib.naive_bayes import log_releases, model_spec, release_parameters
+from lib.models import naive_bayes as nb
+from lib.models.naive_bayes import scoring as scoring
+from lib.mechanisms.noise import GaussianMechanism, LaplaceMechanism, SmoothedEstimate
+from lib.mechanisms.dirichlet.mechanism import DirichletMechanism, GohariMechanism
+from lib.models.naive_bayes import log_releases, model_spec, release_parameters
 
 
 def _tables(rng, shapes, scale=50):

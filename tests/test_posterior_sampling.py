@@ -1,16 +1,16 @@
-"""Tests of lib.posterior_sampling: Geumlek et al.'s posterior samplers, exact worst cases, calibration."""
+"""Tests of lib.mechanisms.posterior_sampling: Geumlek et al.'s posterior samplers, exact worst cases, calibration."""
 
 import mpmath
 import numpy as np
 import pytest
 
-from lib import protocol
-from lib.accounting import rdp_to_dp
-from lib.divergence import renyi_divergence_dirichlet
-from lib.posterior_sampling import (ConcentratedPosterior, DiffusedPosterior, TruePosterior, add_divergence,
+from lib.mechanisms import protocol
+from lib.privacy.accounting import rdp_to_dp
+from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
+from lib.mechanisms.posterior_sampling import (ConcentratedPosterior, DiffusedPosterior, TruePosterior, add_divergence,
                                     brute_force_worst_case, calibrate_scale, critical_order, gaussian_sigma,
                                     geumlek_bound, move_divergence, remove_divergence, worst_case)
-from lib.protocol import ReleaseSpec
+from lib.mechanisms.protocol import ReleaseSpec
 
 KINDS = ("diffused", "concentrated")
 
@@ -227,7 +227,7 @@ def test_grid_calibration_matches_one_at_a_time(cls):
 
 
 def test_gaussian_kl_converges_and_vanishes_without_noise():
-    from lib.posterior_sampling import gaussian_posterior_kl
+    from lib.mechanisms.posterior_sampling import gaussian_posterior_kl
     for sigma in (0.5, 30.0, 300.0):
         coarse, atoms = gaussian_posterior_kl(38, 100, [6.0, 12.0], sigma)
         fine, _ = gaussian_posterior_kl(38, 100, [6.0, 12.0], sigma, nodes=800)

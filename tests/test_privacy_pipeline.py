@@ -15,16 +15,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lib import bayesian_network as bn
+from lib.models import bayesian_network as bn
 from lib.experiments import public_bounds, schema
 from lib.experiments.data import DATASETS, label_column
 from lib.experiments.networks import NETWORKS, network_from_split
 from lib.experiments.preprocessing import (SCALES, _split_rows, encode_dataset, frame, prepare,
                                            public_edges)
-from lib.gohari import gohari_calibrate
-from lib.mechanism import GohariMechanism
-from lib.naive_bayes import PrivateNaiveBayes, model_spec
-from lib.protocol import ReleaseSpec, get
+from lib.mechanisms.gohari import gohari_calibrate
+from lib.mechanisms.dirichlet.mechanism import GohariMechanism
+from lib.models.naive_bayes import PrivateNaiveBayes, model_spec
+from lib.mechanisms.protocol import ReleaseSpec, get
 
 DELTA = 1e-5
 

@@ -1,7 +1,7 @@
 """What a fitted estimator keeps: only the release, the public domain and the calibration (issue 23).
 
-A fitted :class:`lib.naive_bayes.PrivateNaiveBayes` or
-:class:`lib.gaussian_naive_bayes.MixedNaiveBayes` is an object the library hands
+A fitted :class:`lib.models.naive_bayes.PrivateNaiveBayes` or
+:class:`lib.models.mixed_naive_bayes.MixedNaiveBayes` is an object the library hands
 out, pickled and shared as a model. It must carry no exact statistic and no
 generator state: with the generator (or the seed) of the fit, the release can be
 replayed from each candidate data set and only the true one reproduces it bit for
@@ -25,8 +25,8 @@ import pickletools
 import numpy as np
 import pytest
 
-from lib import gaussian_naive_bayes as gnb
-from lib.naive_bayes import PrivateNaiveBayes, count
+from lib.models import mixed_naive_bayes as gnb
+from lib.models.naive_bayes import PrivateNaiveBayes, count
 
 from .conftest import categorical_rows
 

@@ -1,4 +1,4 @@
-"""Tests of lib.protocol: the mechanism base class, the release spec, the registry, and the
+"""Tests of lib.mechanisms.protocol: the mechanism base class, the release spec, the registry, and the
 acceptance test of issue 10 (a new mechanism is one class, and every grid and command has it)."""
 
 import json
@@ -7,13 +7,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lib.baselines import (ClassicalGaussianMechanism, GaussianMechanism, LaplaceMechanism, SmoothedEstimate,
+from lib.mechanisms.noise import (ClassicalGaussianMechanism, GaussianMechanism, LaplaceMechanism, SmoothedEstimate,
                            Uniform, laplace_rdp)
 from lib.experiments import run
 from lib.experiments.cli import main
-from lib.mechanism import DirichletMechanism, GohariMechanism
-from lib.naive_bayes import model_spec, release_parameters
-from lib.protocol import (ApproximateDP, Mechanism, ModelCalibration, NotPrivate, PureDP, ReleaseSpec,
+from lib.mechanisms.dirichlet.mechanism import DirichletMechanism, GohariMechanism
+from lib.models.naive_bayes import model_spec, release_parameters
+from lib.mechanisms.protocol import (ApproximateDP, Mechanism, ModelCalibration, NotPrivate, PureDP, ReleaseSpec,
                           RenyiDP, get, names, register, unregister)
 
 #: Every class the library registers, by name.
@@ -29,7 +29,7 @@ SPEC = ReleaseSpec(((1, 2), (3, 4), (3, 4)), 500, (0,))
 def test_registry_names_and_lookup():
     assert set(REGISTERED) <= set(names())
     for name in set(names()) - set(REGISTERED):  # other modules' mechanisms, none from the core
-        assert get(name).name == name and get(name).__module__ not in ("lib.mechanism", "lib.baselines")
+        assert get(name).name == name and get(name).__module__ not in ("lib.mechanisms.dirichlet.mechanism", "lib.mechanisms.noise")
     for name, cls in REGISTERED.items():
         assert get(name) is cls and cls.name == name and cls.label
         assert get(cls) is cls  # a class passes through

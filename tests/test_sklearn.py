@@ -19,7 +19,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.estimator_checks import check_estimator
 
-from lib.naive_bayes import PrivateNaiveBayes, count
+from lib.models.naive_bayes import PrivateNaiveBayes, count
 
 COLOURS, SIZES, CLASSES = ["red", "green", "blue"], ["S", "M", "L", "XL"], ["no", "yes"]
 
@@ -162,7 +162,7 @@ def test_fit_counts_is_fit_on_the_rows():
 def test_mixed_naive_bayes_takes_random_state_like_private_naive_bayes():
     from sklearn.model_selection import cross_val_score as cvs
 
-    from lib.gaussian_naive_bayes import MixedNaiveBayes
+    from lib.models.mixed_naive_bayes import MixedNaiveBayes
 
     rng = np.random.default_rng(0)
     y = rng.integers(2, size=300)
@@ -181,7 +181,7 @@ def test_mixed_naive_bayes_takes_random_state_like_private_naive_bayes():
 
 
 def test_configured_mechanisms_and_the_models_that_use_them_pickle():
-    from lib.baselines import GaussianMechanism, SmoothedEstimate
+    from lib.mechanisms.noise import GaussianMechanism, SmoothedEstimate
 
     variant = GaussianMechanism.configured(clip_floor=1.0)
     again = pickle.loads(pickle.dumps(variant))

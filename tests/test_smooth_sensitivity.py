@@ -1,4 +1,4 @@
-"""Sensitivities of lib.smooth_sensitivity against brute force on small samples.
+"""Sensitivities of lib.mechanisms.smooth_sensitivity against brute force on small samples.
 
 Brute force: samples of n <= 6 values on the integer grid 0..G with public
 bounds [0, G]; the local sensitivity by replacing each value with every point
@@ -14,7 +14,7 @@ import itertools
 import numpy as np
 import pytest
 
-from lib import smooth_sensitivity as ss
+from lib.mechanisms import smooth_sensitivity as ss
 
 G = 6
 V_GRID = np.linspace(0.0, G, 4 * G + 1)      # replacement values for local sensitivity

@@ -1,8 +1,8 @@
 """The fast paths of issue 17 give the reference results.
 
-The fused scorer (:func:`lib.naive_bayes.scores`), the chunked
-:func:`lib.naive_bayes.log_proba`, :func:`lib.naive_bayes.count` and
-:class:`lib.naive_bayes.PrivateNaiveBayes` prediction are pinned against a
+The fused scorer (:func:`lib.models.naive_bayes.scores`), the chunked
+:func:`lib.models.naive_bayes.log_proba`, :func:`lib.models.naive_bayes.count` and
+:class:`lib.models.naive_bayes.PrivateNaiveBayes` prediction are pinned against a
 direct computation (a sum over the tables and scipy's ``logsumexp`` over a
 ``(B, n, d)`` array, as before issue 17) on random inputs, including exact
 ties; and ``scipy.optimize`` is imported only where it is used.
@@ -19,9 +19,9 @@ import pytest
 from scipy.special import logsumexp
 
 from lib import _validate
-from lib import naive_bayes as nb
-from lib import naive_bayes_scoring as scoring
-from lib.moments import expected_kl_loss
+from lib.models import naive_bayes as nb
+from lib.models.naive_bayes import scoring as scoring
+from lib.mechanisms.dirichlet.moments import expected_kl_loss
 from lib.experiments.grid import NaiveBayesTask
 
 
@@ -132,7 +132,7 @@ def test_scores_refuses_bad_input():
 
 
 def test_scipy_optimize_is_not_imported_at_start_up():
-    code = ("import sys, lib, lib.experiments, lib.gohari, lib.approximate_dp; "
+    code = ("import sys, lib, lib.experiments, lib.mechanisms.gohari, lib.mechanisms.dirichlet.approximate_dp; "
             "print('scipy.optimize' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -140,7 +140,7 @@ def test_scipy_optimize_is_not_imported_at_start_up():
 
 def test_order_search_unchanged_by_grouping_the_rows_once(monkeypatch):
     """model_order groups the reference rows once; its choice equals the validated per-step path exactly."""
-    from lib import approximate_dp as adp
+    from lib.mechanisms.dirichlet import approximate_dp as adp
 
     reference = adp.public_reference(3000, [2, 5, 7, 7], [1, 2, 2, 2])
     fast = [adp.model_order(e, 1e-5, reference, n_releases=4) for e in (0.05, 1.0, 8.0)]
@@ -160,9 +160,9 @@ def test_order_search_unchanged_by_grouping_the_rows_once(monkeypatch):
 
 
 def test_fused_log_gamma_difference_equals_the_divergence_module():
-    """Every regime of lib.divergence._lgamma_diff (zero, below 1e-100, Taylor, Stirling, plain), value by value."""
-    from lib import divergence
-    from lib import posterior_sampling as ps
+    """Every regime of lib.mechanisms.dirichlet.divergence._lgamma_diff (zero, below 1e-100, Taylor, Stirling, plain), value by value."""
+    from lib.mechanisms.dirichlet import divergence
+    from lib.mechanisms import posterior_sampling as ps
 
     rng = np.random.default_rng(30)
     a = np.concatenate([10.0 ** rng.uniform(-120, 9, 4000), [1e-200, 1e-101, 7.9, 8.0, 8.1, 1.0, 1.0, 3.0]])
@@ -181,7 +181,7 @@ def test_fused_log_gamma_difference_equals_the_divergence_module():
 @pytest.mark.parametrize("prior", [1.0, 0.3, [0.5, 2.0, 2.0, 7.0]])
 def test_stacked_evaluation_equals_the_reference(kind, prior):
     """_evaluate_stacked gives _evaluate's move and cross parts exactly, several shapes in one stack."""
-    from lib import posterior_sampling as ps
+    from lib.mechanisms import posterior_sampling as ps
 
     rng = np.random.default_rng(5)
     d = None if np.ndim(prior) == 0 else len(prior)
@@ -203,7 +203,7 @@ def test_stacked_evaluation_equals_the_reference(kind, prior):
 
 
 def _spec_of(shapes, n_total):
-    from lib.protocol import ReleaseSpec
+    from lib.mechanisms.protocol import ReleaseSpec
 
     return ReleaseSpec(tuple(shapes), n_total)
 
@@ -212,9 +212,9 @@ def _spec_of(shapes, n_total):
 def test_posterior_calibrations_equal_one_search_per_shape(name):
     """calibrate_dp and calibrate_rdp_grid (one search over every shape and target) give, value by value,
     the scales of the search shape by shape through the reference evaluator (the path before issue 30)."""
-    from lib import posterior_sampling as ps
-    from lib.accounting import dp_to_rdp, min_order
-    from lib.protocol import get
+    from lib.mechanisms import posterior_sampling as ps
+    from lib.privacy.accounting import dp_to_rdp, min_order
+    from lib.mechanisms.protocol import get
 
     cls = get(name)
     spec = _spec_of([(1, 2), (2, 10), (2, 3), (2, 10), (2, 42), (2, 7)], 34189)
@@ -260,7 +260,7 @@ def test_grid_rdp_path_equals_budget_by_budget():
 
 def test_batched_search_names_the_first_shape_that_fails(monkeypatch):
     """A target no scale meets: the error of one search per shape (the first shape in order), not another's."""
-    from lib import posterior_sampling as ps
+    from lib.mechanisms import posterior_sampling as ps
 
     monkeypatch.setattr(ps, "_LOG_SCALE_FLOOR", -20.0)  # a floor that a target of 1e-30 at order 5 reaches
     shapes = [(1, 2), (2, 5), (2, 9)]
@@ -307,7 +307,7 @@ def test_one_model_lookup_equals_the_batched_path(d, chunk, monkeypatch):
 
 
 def test_private_naive_bayes_predicts_as_the_batched_path_and_validates_once(monkeypatch):
-    from lib import naive_bayes
+    from lib.models import naive_bayes
 
     rng = np.random.default_rng(30)
     n_values = np.array([4, 2, 6])
@@ -333,7 +333,7 @@ def test_private_naive_bayes_predicts_as_the_batched_path_and_validates_once(mon
 def test_posterior_dp_many_equals_one_calibration_per_target(name):
     """calibrate_dp_many (one search over every target, order and shape) equals calibrate_dp target by target:
     the same objects' scales and parameters, an unattained target (no order on the grid) included."""
-    from lib.protocol import get
+    from lib.mechanisms.protocol import get
 
     cls = get(name)
     spec = _spec_of([(1, 2), (2, 4), (2, 9), (2, 4)], 5000)
@@ -352,7 +352,7 @@ def test_posterior_dp_many_equals_one_calibration_per_target(name):
 def test_posterior_dp_many_falls_back_to_one_search_per_target(monkeypatch):
     """A joint search that raises (here: refused when it holds more than one target) leaves every target
     to its own calibrate_dp, with its own outcome."""
-    from lib import posterior_sampling as ps
+    from lib.mechanisms import posterior_sampling as ps
 
     real = ps._calibrate_shapes
 
@@ -387,7 +387,7 @@ def test_the_experiment_package_imports_its_names_on_first_use():
 @pytest.mark.parametrize("kind", ["diffused", "concentrated"])
 def test_worst_case_equals_the_reference_evaluation(kind):
     """worst_case (through the stacked evaluator) equals _evaluate's maximum value by value, any shape."""
-    from lib import posterior_sampling as ps
+    from lib.mechanisms import posterior_sampling as ps
 
     rng = np.random.default_rng(2)
     scale = np.exp(rng.uniform(-10, 0, (4, 5)))

@@ -39,9 +39,9 @@ def _solution_namespace(label):
 
 
 # chapter cells a solution needs besides the imports (found by a line they contain; cheap)
-HELPERS = {"ex-13-sparse": ("def:pair_label",),
-           "ex-12-rows": ('n_adult = len(prepare("Adult", binning="public").y_train)',),
-           "ex-15-flip": ("cell:EPS_HAT, DELTA =", "cell:adult = prepare(", "cell:def kl_tv("),
+HELPERS = {"ex-12-sparse": ("def:pair_label",),
+           "ex-11-rows": ('n_adult = len(prepare("Adult", binning="public").y_train)',),
+           "ex-14-flip": ("cell:EPS_HAT, DELTA =", "cell:adult = prepare(", "cell:def kl_tv("),
            "ex-08-pseudo-count": ('networks = {name: prepare_network(name, binning="public") for name in NETWORKS}',
                                   'quantile = {name: prepare_network(name, binning="quantile") for name in NETWORKS}')}
 
@@ -77,15 +77,15 @@ CASES = {
     "ex-07-neighbour": lambda ns: ns.__setitem__("moved", ns["moved"].assign(public=[0, 1, 1])),
     "ex-08-pseudo-count": lambda ns: ns.__setitem__("loss_ex", ns["loss_ex"].assign(public=ns["loss_ex"]["public"] * 1.1)),
     "ex-09-neighbour-edges": lambda ns: ns.__setitem__("moved_enc", ns["base_enc"]),
-    "ex-10-witness": _scale("ratio", 1.1),
-    "ex-11-calibrate": _scale("r_ex", 1.1),
-    "ex-12-bound": lambda ns: ns.__setitem__("beta_4", 0.05),  # the unmodified prior: not private
-    "ex-12-rows": lambda ns: ns.__setitem__("n_min", ns["n_min"] + 1),
-    "ex-13-gamma": lambda ns: ns.__setitem__("pmf_ex", np.roll(ns["pmf_ex"], 1)),
-    "ex-11-brute-force": _scale("brute", 1.01),
-    "ex-13-sparse": lambda ns: ns.__setitem__("fractions", ns["fractions"][::-1]),
-    "ex-14-mean": _scale("local", 1.1),
-    "ex-15-flip": lambda ns: ns.__setitem__("flip", {30: 0.5, 100: 0.5}),  # N = 30 flips later
+    "ex-15-witness": _scale("ratio", 1.1),
+    "ex-10-calibrate": _scale("r_ex", 1.1),
+    "ex-11-bound": lambda ns: ns.__setitem__("beta_4", 0.05),  # the unmodified prior: not private
+    "ex-11-rows": lambda ns: ns.__setitem__("n_min", ns["n_min"] + 1),
+    "ex-12-gamma": lambda ns: ns.__setitem__("pmf_ex", np.roll(ns["pmf_ex"], 1)),
+    "ex-10-brute-force": _scale("brute", 1.01),
+    "ex-12-sparse": lambda ns: ns.__setitem__("fractions", ns["fractions"][::-1]),
+    "ex-13-mean": _scale("local", 1.1),
+    "ex-14-flip": lambda ns: ns.__setitem__("flip", {30: 0.5, 100: 0.5}),  # N = 30 flips later
 }
 
 

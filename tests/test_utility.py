@@ -6,7 +6,7 @@ import pytest
 from scipy import optimize, special, stats
 
 from lib import calibrate
-from lib.utility import (
+from lib.theory.utility import (
     chernoff_bound,
     chernoff_exponent,
     clopper_pearson_lower,

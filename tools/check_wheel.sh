@@ -33,7 +33,7 @@ echo "check_wheel: built $(basename "$wheel")"
 "$tmp/build/bin/python" - "$wheel" <<'PY'
 import sys, zipfile
 names = zipfile.ZipFile(sys.argv[1]).namelist()
-need = ["lib/__init__.py", "lib/_version.py", "lib/counts.py", "lib/experiments/__init__.py",
+need = ["lib/__init__.py", "lib/_version.py", "lib/models/counts.py", "lib/experiments/__init__.py",
         "lib/experiments/cli.py", "lib/experiments/__main__.py"]
 missing = [n for n in need if n not in names]
 assert not missing, f"the wheel lacks {missing}"

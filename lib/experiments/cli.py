@@ -37,10 +37,10 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from .._version import DISTRIBUTION, __version__
+from lib._version import DISTRIBUTION, __version__
 
 # The names the parser offers, kept here so that ``--help`` imports nothing heavy; a test checks
-# each against its source (lib.experiments.data.DATASETS, lib.protocol.names(), lib.experiments.grid).
+# each against its source (lib.experiments.data.DATASETS, lib.mechanisms.protocol.names(), lib.experiments.grid).
 # --mechanisms is checked against the registry itself, in main, so that a registered mechanism runs.
 DATASET_NAMES = ("CreditCard", "Thyroid", "Shopper", "Digit", "GermanCredit", "Bank", "Spam", "Adult")
 BN_DATASET_NAMES = ("Adult", "Bank", "GermanCredit")
@@ -53,7 +53,7 @@ DEFAULT_SEED, DP_DELTA = 20230201, 1e-5
 
 def run(*args, **kwargs):
     """:func:`lib.experiments.grid.run`, imported on first use."""
-    from .grid import run as run_grid
+    from lib.experiments.grid import run as run_grid
 
     return run_grid(*args, **kwargs)
 
@@ -155,7 +155,7 @@ def parser() -> argparse.ArgumentParser:
                    + "; default: all eight for naive-bayes, " + ", ".join(BN_DATASET_NAMES) + " for networks")
     p.add_argument("--mechanisms", nargs="+", default=None, metavar="MECHANISM",
                    help="among: " + ", ".join(MECHANISM_NAMES) + " (or any registered with "
-                   "lib.protocol.register); default: the chapter's figure")
+                   "lib.mechanisms.protocol.register); default: the chapter's figure")
     budgets = p.add_mutually_exclusive_group()
     budgets.add_argument("--n-epsilons", type=_int_in(1, MAX_EPSILONS), default=10,
                          help=f"points of the log-spaced budget grid, 1 to {MAX_EPSILONS} (ends: 1e-3..10 for "
@@ -245,9 +245,9 @@ def main(argv=None) -> int:
     _check_out(args.out, top)
     import numpy as np   # after parsing: --help and usage errors need none of this
 
-    from ..protocol import get, names
-    from .data import DataFileError
-    from .grid import TASKS
+    from lib.mechanisms.protocol import get, names
+    from lib.experiments.data import DataFileError
+    from lib.experiments.grid import TASKS
     mechanisms, ends, metrics = DEFAULTS[(args.model, args.privacy)]
     if args.mechanisms:   # checked against the registry (a registered mechanism runs too)
         registered = names()
@@ -290,8 +290,8 @@ def main(argv=None) -> int:
         if args.figures:  # matplotlib only when figures are asked for
             import matplotlib.pyplot as plt
 
-            from .analysis import summarise
-            from .plotting import plot_grid
+            from lib.experiments.analysis import summarise
+            from lib.experiments.plotting import plot_grid
 
             summary = summarise(results)
             for metric in metrics:

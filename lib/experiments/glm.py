@@ -44,12 +44,12 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from .. import _validate
+from lib import _validate
 
-from ..glm_posterior import METHODS, BETA0, Settings, cross_entropy, error_rate, sample, settings
-from . import schema
-from .data import label_column, load
-from .preprocessing import EXCLUDED, SEED, TEST_SIZE, _split_rows
+from lib.models.logistic_regression import METHODS, BETA0, Settings, cross_entropy, error_rate, sample, settings
+from lib.experiments import schema
+from lib.experiments.data import label_column, load
+from lib.experiments.preprocessing import EXCLUDED, SEED, TEST_SIZE, _split_rows
 
 #: Public bounds of Adult's numerical attributes: ages 0..100 (adult.names:
 #: "continuous"; a human age), years of education 1..16 (the coding of

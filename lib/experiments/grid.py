@@ -2,9 +2,9 @@
 
 A *task* adapts a model to the grid (:class:`NaiveBayesTask`,
 :class:`NetworkTask`): it counts the training data once, states the public
-shapes of its releases (a :class:`lib.protocol.ReleaseSpec`), releases all its
+shapes of its releases (a :class:`lib.mechanisms.protocol.ReleaseSpec`), releases all its
 tables with one object per table, and scores a batch of released models on the
-test data. A *mechanism* is a :class:`lib.protocol.Mechanism` class (or its
+test data. A *mechanism* is a :class:`lib.mechanisms.protocol.Mechanism` class (or its
 registry name): :func:`evaluate` calibrates it to every budget, in Rényi DP
 (``privacy="rdp"``, :math:`(\\lambda, \\varepsilon)` for the whole model, split
 equally) or in approximate DP (``privacy="dp"``, :math:`(\\hat\\varepsilon,
@@ -26,14 +26,14 @@ import zlib
 import numpy as np
 import pandas as pd
 
-from .. import _validate
-from ..bayesian_network import count_tables, log_likelihood, network_spec, release_tables
-from ..naive_bayes import count, model_spec, release_parameters
-from ..naive_bayes_scoring import scores
-from ..protocol import get
-from .data import DATASETS
-from .networks import prepare_network
-from .preprocessing import prepare
+from lib import _validate
+from lib.models.bayesian_network import count_tables, log_likelihood, network_spec, release_tables
+from lib.models.naive_bayes import count, model_spec, release_parameters
+from lib.models.naive_bayes.scoring import scores
+from lib.mechanisms.protocol import get
+from lib.experiments.data import DATASETS
+from lib.experiments.networks import prepare_network
+from lib.experiments.preprocessing import prepare
 
 DEFAULT_SEED = 20230201
 #: The epsilon axis of Figures 4, 5 and 7 (RDP), of Figures 9-10 and of Figure 11 (approximate DP).
@@ -101,7 +101,7 @@ class NaiveBayesTask:
         """Scores of a list of released batches, concatenated in order: metric -> array (B,)."""
         prior = np.concatenate([p for p, _ in batches])
         tables = [np.concatenate([t[k] for _, t in batches]) for k in range(len(self.counts[1]))]
-        # one fused pass over the test rows (lib.naive_bayes.scores), the log posteriors never stored
+        # one fused pass over the test rows (lib.models.naive_bayes.scores), the log posteriors never stored
         ce, acc = scores(self.data.X_test, self.data.y_test, prior, tables, self.data.n_values)
         return {"cross_entropy": ce, "accuracy": acc}
 
@@ -163,7 +163,7 @@ def task_class(name):
 
 
 def calibrate(mechanism, privacy, budget, spec, *, lam=5.0, delta=DP_DELTA, cache=None):
-    """The :class:`lib.protocol.ModelCalibration` of ``mechanism`` for one budget of a whole model.
+    """The :class:`lib.mechanisms.protocol.ModelCalibration` of ``mechanism`` for one budget of a whole model.
 
     ``privacy="rdp"``: :math:`(\\lambda, \\varepsilon)`-RDP with ``budget`` =
     :math:`\\varepsilon`; ``"dp"``: :math:`(\\hat\\varepsilon, \\delta)`-DP with
@@ -181,7 +181,7 @@ def calibrate_many(mechanism, privacy, budgets, spec, *, lam=5.0, delta=DP_DELTA
     """:func:`calibrate` at every budget of a 1-D array ``budgets``: a list, in order.
 
     The approximate-DP calibrations of all budgets run together
-    (:meth:`lib.protocol.Mechanism.calibrate_dp_many`: one vectorised search for
+    (:meth:`lib.mechanisms.protocol.Mechanism.calibrate_dp_many`: one vectorised search for
     the mechanisms whose calibration is a search), and so do the RDP
     calibrations of the mechanisms that have ``calibrate_rdp_grid`` (the
     posterior samplers: one search over every budget and table shape); the
@@ -221,7 +221,7 @@ def evaluate(task, mechanism, budgets, n_repeats, *, privacy="rdp", lam=5.0, del
     Parameters
     ----------
     task : NaiveBayesTask or NetworkTask
-    mechanism : str or lib.protocol.Mechanism subclass
+    mechanism : str or lib.mechanisms.protocol.Mechanism subclass
     budgets : array_like
         :math:`\\varepsilon` (``privacy="rdp"``) or :math:`\\hat\\varepsilon` (``"dp"``) of a whole model.
     n_repeats : int

@@ -1,10 +1,10 @@
 """Mixed naive Bayes on the book's datasets: raw numerical attributes with public ranges.
 
-The experiment layer of chapter 14 (Zafarani and Clifton): :func:`mixed_data`
+The experiment layer of chapter 13 (Zafarani and Clifton): :func:`mixed_data`
 reads a dataset of Table 1 with its numerical attributes unbinned and its
 categorical domains and classes from the public schema,
 :func:`book_split` gives the book's seeded split, :func:`evaluate` scores
-releases of :mod:`lib.gaussian_naive_bayes` on it, and :func:`cross_validate`
+releases of :mod:`lib.models.mixed_naive_bayes` on it, and :func:`cross_validate`
 runs Zafarani and Clifton's repeated cross-validation.
 """
 
@@ -13,12 +13,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import _validate
-from ..gaussian_naive_bayes import draw, fit_statistics, log_proba
-from . import schema
-from .data import label_column, load
-from .preprocessing import EXCLUDED, SEED, TEST_SIZE, _split_rows
-from .public_bounds import bounds_for
+from lib import _validate
+from lib.models.mixed_naive_bayes import draw, fit_statistics, log_proba
+from lib.experiments import schema
+from lib.experiments.data import label_column, load
+from lib.experiments.preprocessing import EXCLUDED, SEED, TEST_SIZE, _split_rows
+from lib.experiments.public_bounds import bounds_for
 
 
 def mixed_data(name: str, *, frame: pd.DataFrame | None = None) -> dict:
@@ -93,7 +93,7 @@ def evaluate(data, train, test, method, epsilons, n_repeats, rng, *, likelihood=
     epsilon; the repeats re-draw only the noise (as the book's other grids).
     ``cache`` (a dict) may be shared between calls on the same rows: its
     entries are keyed by a fingerprint of the sample and options
-    (:func:`lib.gaussian_naive_bayes.fit_statistics`), so sharing only saves time.
+    (:func:`lib.models.mixed_naive_bayes.fit_statistics`), so sharing only saves time.
     """
     rng = _validate.generator(rng)
     d = data

@@ -4,7 +4,7 @@ The structures (:data:`NETWORKS`) name columns of the encoded datasets
 (:func:`lib.experiments.preprocessing.prepare`); :func:`prepare_network` encodes a
 dataset for its network, and :func:`draw_network` draws a structure in layers
 (matplotlib is imported only when a network is drawn).
-The model itself (counting, releasing, scoring) is :mod:`lib.bayesian_network`.
+The model itself (counting, releasing, scoring) is :mod:`lib.models.bayesian_network`.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..bayesian_network import depths
-from .data import label_column
-from .preprocessing import BINNING, prepare
+from lib.models.bayesian_network import depths
+from lib.experiments.data import label_column
+from lib.experiments.preprocessing import BINNING, prepare
 
 #: The networks of Figure 6 (node: parents), in the node order of the author's
 #: notebooks (a topological order). Names are the columns of

@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import FuncFormatter
 
-from ..protocol import get
+from lib.mechanisms.protocol import get
 
 BOOK_STYLE = {
     "figure.figsize": (6.4, 3.6),
@@ -109,7 +109,7 @@ def plot_grid(summary: pd.DataFrame, metric: str, datasets, models, *, random_on
     datasets : sequence of str
         Panel order.
     models : sequence of str
-        Legend order (registry names, :func:`lib.protocol.names`).
+        Legend order (registry names, :func:`lib.mechanisms.protocol.names`).
     random_on : collection of str, optional
         Datasets whose panel shows the ``"random"`` model (default all).
     ncols : int, default 2

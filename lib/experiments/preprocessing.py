@@ -122,9 +122,9 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from .. import _validate
-from . import public_bounds, schema
-from .data import DATASETS, label_column, load, positive_class
+from lib import _validate
+from lib.experiments import public_bounds, schema
+from lib.experiments.data import DATASETS, label_column, load, positive_class
 
 #: Attributes left out of a dataset before encoding (see the module notes).
 EXCLUDED: dict[str, tuple[str, ...]] = {"Adult": ("fnlwgt",)}

@@ -18,7 +18,7 @@ below says where it comes from:
     number at or beyond what a domain expert would allow, not the data's
     extreme.
 
-:mod:`lib.gaussian_naive_bayes` clips values into these ranges (a per-row
+:mod:`lib.models.mixed_naive_bayes` clips values into these ranges (a per-row
 transformation, so it costs no privacy); a value outside its range is a data
 error of the documentation or of the assumption, and :func:`check` reports it.
 """

@@ -1,0 +1,689 @@
+"""The Gaussian and Laplace mechanisms for histograms, calibrated in Renyi DP.
+
+These are the two baselines of Section 5 of the paper. Both add independent
+noise to every count of a histogram :math:`f(x)` and turn the noisy counts into
+a distribution by :func:`clip_and_normalise`, the one post-processing step they
+share. Both follow the interface of :class:`lib.DirichletMechanism`: the
+constructor takes the privacy target :math:`(\\lambda, \\varepsilon)` and the
+sensitivity, and :meth:`release` maps counts of shape ``(..., d)`` to points of
+the probability simplex of the same shape, every vector along the last axis
+released independently.
+
+* Gaussian: :math:`\\tilde f = f(x) + N(0, \\sigma^2 I)` is
+  :math:`(\\lambda, \\lambda\\Delta_2^2/(2\\sigma^2))`-RDP (Mironov 2017,
+  Corollary 3), so :math:`\\sigma^2 = \\lambda\\Delta_2^2/(2\\varepsilon)`; with
+  :math:`\\Delta_2^2 = 2` and :math:`\\varepsilon/(K+1)` per release this is the
+  variance :math:`\\lambda(K+1)/\\varepsilon` of Section 5.1.
+* Laplace: :math:`\\tilde f = f(x) + \\mathrm{Laplace}(0, b)^d` with :math:`b` the
+  solution of :func:`laplace_rdp` :math:`= \\varepsilon` (Mironov 2017,
+  Corollary 2, with the :math:`\\ell_1`-sensitivity :math:`\\Delta_1`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lib import _validate
+from lib.mechanisms.dirichlet.approximate_dp import (analytic_gaussian_delta, analytic_gaussian_sigma, classical_gaussian_sigma,
+                           laplace_dp_scale)
+from lib.mechanisms.protocol import L1, L2_SQ, ModelCalibration, Mechanism, NotPrivate, PureDP, RenyiDP, register
+
+#: Floor, in units of counts, at which noisy counts are clipped before they are
+#: normalised (the value the author's code used).
+CLIP_FLOOR = 1e-6
+
+
+def clip_and_normalise(noisy_counts, floor: float = CLIP_FLOOR) -> np.ndarray:
+    """Post-processing shared by the Gaussian and Laplace mechanisms.
+
+    Every noisy count below ``floor`` is raised to ``floor`` and each vector
+    along the last axis is divided by its sum. A vector whose entries are all
+    clipped becomes the uniform distribution. Post-processing cannot weaken a
+    differential privacy guarantee (Mironov 2017, Proposition 9), so the output
+    keeps the RDP level of the noisy counts. Every output entry is positive, so
+    its logarithm is finite.
+
+    Parameters
+    ----------
+    noisy_counts : array_like, shape (..., d)
+        Finite real numbers (noisy counts may be negative), ``d >= 2``.
+    floor : float, default :data:`CLIP_FLOOR`
+        The clipping level, in :math:`(0, \\infty)`.
+
+    Returns
+    -------
+    ndarray, shape (..., d)
+        Points of the probability simplex with every entry positive.
+
+    Examples
+    --------
+    >>> clip_and_normalise([3.0, -1.0, 1.0], floor=1.0)
+    array([0.6, 0.2, 0.2])
+    """
+    floor = _validate.scalar(_validate.positive(floor, "floor"), "floor")
+    x = _validate.in_range(noisy_counts, "noisy_counts", -np.inf, open_low=True)  # finite, any sign
+    if x.ndim == 0 or x.shape[-1] < 2:
+        raise ValueError(
+            f"noisy_counts must have at least two entries along its last axis; got shape {x.shape}"
+        )
+    return _clip_and_normalise(x, floor)
+
+
+def _clip_and_normalise(x, floor):
+    """:func:`clip_and_normalise` of a checked float array ``x`` (finite, ``d >= 2``) and ``floor > 0``."""
+    out = np.maximum(x, floor)  # a fresh array
+    with np.errstate(over="ignore"):
+        total = out.sum(axis=-1, keepdims=True)
+    if not np.isfinite(total).all():  # counts near the double range: scale by the largest first
+        out /= out.max(axis=-1, keepdims=True)
+        total = out.sum(axis=-1, keepdims=True)
+    with np.errstate(under="ignore"):
+        out /= total
+    if out.size and out.min() == 0:  # a floor far below the largest count underflowed
+        np.maximum(out, np.finfo(float).tiny, out=out)
+    return out
+
+
+def _normalise_rows(flat, views, *, guard=True):
+    """Divide every row of every view (entries of ``flat``) by its sum, as ``release`` does table by table.
+
+    Shared by the batched releases of the noise baselines (:meth:`_NoiseMechanism._release_tables`)
+    and of the Dirichlet mechanism (:meth:`lib.DirichletMechanism._release_tables`).
+
+    The row sums of each view are taken as ``y.sum(axis=-1)`` (the same
+    reduction, so the same bits); all rows are then divided by one
+    operation. Where a row sum overflows, every view is normalised by
+    ``release``'s own rescaling path instead (``guard``: a Gamma draw that
+    itself overflows raises, as in :meth:`lib.DirichletMechanism.release`).
+    """
+    with np.errstate(over="ignore"):
+        totals = [v.sum(axis=-1) for v in views]
+    total = np.concatenate([s.ravel() for s in totals]) if totals else np.empty(0)
+    if np.isfinite(total).all():
+        widths = np.repeat([v.shape[-1] for v in views], [s.size for s in totals])
+        with np.errstate(under="ignore"):
+            flat /= np.repeat(total, widths)
+        return
+    for v, s in zip(views, totals):  # counts near the double range
+        s = s[..., None]
+        if not np.isfinite(s).all():
+            if guard and not np.isfinite(v.max()):
+                raise ValueError("counts are too large: a Gamma draw of r * counts + alpha overflows "
+                                 "double precision")
+            v /= v.max(axis=-1, keepdims=True)
+            s = v.sum(axis=-1, keepdims=True)
+        with np.errstate(under="ignore"):
+            v /= s
+
+
+def laplace_rdp(scale, lam, l1=1.0):
+    """RDP of the Laplace mechanism (Mironov 2017, Corollary 2).
+
+    For a query with :math:`\\ell_1`-sensitivity :math:`\\Delta_1` released with
+    Laplace noise of scale :math:`b` in every coordinate, write
+    :math:`s = \\Delta_1 / b`. The mechanism is :math:`(\\lambda,\\varepsilon)`-RDP with
+
+    .. math::
+        \\varepsilon = \\frac{1}{\\lambda-1}\\log\\Big(\\frac{\\lambda}{2\\lambda-1}
+        e^{(\\lambda-1)s} + \\frac{\\lambda-1}{2\\lambda-1}e^{-\\lambda s}\\Big),
+
+    exact for a scalar query whose value moves by :math:`\\Delta_1`. It is
+    evaluated as :math:`s + \\log(1 + \\frac{\\lambda-1}{2\\lambda-1}
+    (e^{-(2\\lambda-1)s} - 1))/(\\lambda-1)`, which cannot overflow. For a vector
+    query whose coordinates move by :math:`a_i` with :math:`\\sum|a_i| \\le
+    \\Delta_1` the divergence is :math:`\\sum_i\\varepsilon(|a_i|/b)`; the curve is
+    convex in :math:`s` and zero at 0, hence superadditive, so the scalar value at
+    :math:`\\Delta_1` bounds it.
+
+    Parameters
+    ----------
+    scale : array_like
+        Laplace scale :math:`b \\in (0, \\infty)`.
+    lam : array_like
+        Renyi order :math:`\\lambda \\in (1, \\infty)`.
+    l1 : array_like, default 1.0
+        :math:`\\ell_1`-sensitivity :math:`\\Delta_1 \\in (0, \\infty)`.
+
+    Returns
+    -------
+    ndarray or float
+        :math:`\\varepsilon`, broadcast over the inputs.
+
+    Examples
+    --------
+    >>> round(float(laplace_rdp(1.0, lam=2.0)), 6)   # log(2/3 e + 1/3 e^-2)
+    0.619124
+    """
+    scale = _validate.positive(scale, "scale")
+    lam = _validate.order(lam, "lam", strict=True)
+    l1 = _validate.positive(l1, "l1")
+    scale, lam, l1 = _validate.broadcast(scale=scale, lam=lam, l1=l1)
+    with np.errstate(over="ignore", under="ignore"):
+        s = l1 / scale
+    if not np.all(np.isfinite(s)):
+        raise ValueError(f"l1 / scale overflows double precision (scale down to {np.min(scale):g}); "
+                         "raise scale or lower l1")
+    out = np.asarray(_laplace_rdp(s, lam))
+    small = (2 * lam - 1) * s < _SERIES_BELOW
+    if np.any(small):
+        out = np.where(small, np.exp(_laplace_log_rdp_series(s, lam)), out)
+    return out[()]
+
+
+#: Below this (2 lam - 1) s the closed form of :func:`laplace_rdp` cancels (its
+#: relative error is about 1e-16 / (lam s)); the series is used instead.
+_SERIES_BELOW = 1e-6
+
+
+def _laplace_rdp(s, lam):
+    """The closed form of :func:`laplace_rdp` at ``s = l1 / scale`` (accurate unless s is tiny)."""
+    c = (lam - 1) / (2 * lam - 1)
+    return s + np.log1p(c * np.expm1(-(2 * lam - 1) * s)) / (lam - 1)
+
+
+def _laplace_log_rdp_series(s, lam):
+    """log of :func:`laplace_rdp` for ``(2 lam - 1) s < 1e-6``, without cancellation.
+
+    With :math:`A = \\lambda/(2\\lambda-1)`, :math:`B = 1 - A`, the argument of the
+    logarithm is :math:`1 + z`, :math:`z = A(e^{(\\lambda-1)s} - 1) + B(e^{-\\lambda s}
+    - 1)`, whose first-order terms cancel exactly:
+    :math:`z = \\tfrac12\\lambda(\\lambda-1)s^2\\,(1 - s/3 + (\\lambda^2-\\lambda+1)s^2/12 + O(\\lambda^3 s^3))`,
+    so :math:`\\varepsilon = \\log(1+z)/(\\lambda-1) = \\tfrac12\\lambda s^2 (1 - s/3 +
+    (\\lambda^2-\\lambda+1)s^2/12)(1 - z/2 + z^2/3)`, with a relative truncation error
+    below :math:`10^{-18}` there. Returned in logarithms (no underflow).
+    """
+    ls = lam * s
+    z = 0.5 * ls * (lam - 1) * s
+    shape = -s / 3 + (ls * ls - ls * s + s * s) / 12
+    return np.log(0.5 * lam) + 2 * np.log(s) + np.log1p(shape) + np.log1p(-z / 2 + z * z / 3)
+
+
+def _laplace_log_rdp(s, lam):
+    """log of :func:`laplace_rdp` at ``s = l1 / scale``, finite for every s > 0."""
+    u = (2 * lam - 1) * s
+    if u < _SERIES_BELOW:
+        return float(_laplace_log_rdp_series(s, lam))
+    return float(np.log(_laplace_rdp(s, lam)))
+
+
+def laplace_scale(epsilon, lam, l1=1.0):
+    """The Laplace scale :math:`b` at which :func:`laplace_rdp` equals ``epsilon``.
+
+    The curve decreases strictly from :math:`\\infty` (as :math:`b \\to 0`) to 0
+    (as :math:`b \\to \\infty`), so the root is unique. Since the mechanism is
+    :math:`\\Delta_1/b`-DP, :math:`\\varepsilon(b) \\le \\Delta_1/b`: the right end
+    :math:`b_+ = \\Delta_1/\\varepsilon` has :math:`\\varepsilon(b_+) \\le \\varepsilon`.
+    The left end halves :math:`b_+` until the curve exceeds ``epsilon``. The root
+    is then found in :math:`\\log b` by Brent's bracketing method to a relative
+    accuracy of about :math:`10^{-14}`.
+
+    Parameters
+    ----------
+    epsilon : array_like
+        Target RDP level :math:`\\varepsilon \\in (0, \\infty)`.
+    lam : float
+        Renyi order :math:`\\lambda \\in (1, \\infty)`.
+    l1 : float, default 1.0
+        :math:`\\ell_1`-sensitivity :math:`\\Delta_1 \\in (0, \\infty)`.
+
+    Returns
+    -------
+    ndarray or float
+        The scale :math:`b`, with the shape of ``epsilon``.
+
+    Examples
+    --------
+    >>> b = laplace_scale(0.5, lam=5.0, l1=2.0)
+    >>> round(float(laplace_rdp(b, lam=5.0, l1=2.0)), 12)
+    0.5
+    """
+    epsilon = _validate.positive(epsilon, "epsilon")
+    lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
+    l1 = _validate.scalar(_validate.positive(l1, "l1"), "l1")
+    out = np.empty(epsilon.shape)
+    for index, eps in np.ndenumerate(epsilon):
+        with np.errstate(over="ignore"):
+            hi = l1 / eps
+        if not np.isfinite(hi):
+            # epsilon(b) <= lam (l1 / b)^2 / 2 (pure DP l1/b implies this RDP level), so
+            # this b also has epsilon(b) <= eps, and it is finite.
+            hi = l1 * np.sqrt(lam / 2) / np.sqrt(eps)
+        if not np.isfinite(hi):
+            raise ValueError(f"epsilon = {eps:g} is too small: the Laplace scale overflows double precision")
+        lo = hi / 2
+        for _ in range(2100):  # halving from b_+ reaches every positive double
+            if laplace_rdp(lo, lam, l1) > eps:
+                break
+            lo /= 2
+            if lo == 0 or not np.isfinite(l1 / lo):
+                raise ValueError(f"epsilon = {eps:g} with lam = {lam:g} and l1 = {l1:g} needs a Laplace "
+                                 "scale below double precision; lower epsilon or raise l1")
+        log_eps = np.log(eps)
+        log_b = _validate.brentq(
+            lambda t: _laplace_log_rdp(l1 / np.exp(t), lam) - log_eps,
+            np.log(lo), np.log(hi), f"the Laplace scale of epsilon = {eps:g}, lam = {lam:g}, l1 = {l1:g}",
+            xtol=1e-15, rtol=4 * np.finfo(float).eps,
+        )
+        out[index] = np.exp(log_b)
+    return out[()]
+
+
+class _NoiseMechanism(Mechanism):
+    """Shared constructor checks, representation and release path of the two noise baselines.
+
+    A subclass names the :class:`numpy.random.Generator` method that draws its
+    centred noise (``_distribution``), the attribute that holds that method's
+    scale (``_scale``) and the attribute that holds the sensitivity
+    (``_sensitivity``).
+    """
+
+    _distribution: str
+    _scale: str
+    _sensitivity: str
+    #: Clipping level of the objects that the calibrations build.
+    clip_floor = CLIP_FLOOR
+
+    def __init__(self, epsilon, lam, floor):
+        self.epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
+        self.lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
+        self.floor = _validate.scalar(_validate.positive(floor, "floor"), "floor")
+
+    @classmethod
+    def _with_scale(cls, value, floor):
+        """An instance with a given noise scale and no RDP target (epsilon, lam, sensitivity None)."""
+        self = cls.__new__(cls)
+        self.epsilon = self.lam = None
+        setattr(self, cls._sensitivity, None)
+        setattr(self, cls._scale, _validate.scalar(_validate.positive(value, cls._scale), cls._scale))
+        self.floor = _validate.scalar(_validate.positive(floor, "floor"), "floor")
+        return self
+
+    def __repr__(self) -> str:
+        name, scale = type(self).__name__, getattr(self, self._scale)
+        if self.epsilon is None:
+            return f"{name}.from_{self._scale}({self._scale}={scale:.6g})"
+        return (f"{name}(epsilon={self.epsilon:g}, lam={self.lam:g}, "
+                f"{self._sensitivity}={getattr(self, self._sensitivity):g}; {self._scale}={scale:.6g})")
+
+    def noisy_counts(self, counts, rng=None) -> np.ndarray:
+        """The counts plus independent noise, before post-processing.
+
+        Parameters
+        ----------
+        counts : array_like, shape (..., d)
+            Non-negative finite counts, ``d >= 2``.
+        rng : numpy.random.Generator or int or None
+            Source of randomness.
+        """
+        counts = _validate.vectors(counts, "counts", positive_entries=False)
+        rng = _validate.generator(rng)
+        draw = getattr(rng, self._distribution)
+        scale = getattr(self, self._scale)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = draw(0.0, scale, size=counts.shape)
+            out += counts
+        if out.size and not (np.isfinite(out.min()) and np.isfinite(out.max())):
+            raise ValueError(
+                f"counts plus noise of {self._scale} = {scale:.6g} overflow double precision; the "
+                f"largest count is {counts.max():.6g}: lower the counts or the {self._scale}"
+            )
+        return out
+
+    def release(self, counts, rng=None) -> np.ndarray:
+        """Noisy counts, clipped at ``floor`` and normalised (:func:`clip_and_normalise`).
+
+        Parameters
+        ----------
+        counts : array_like, shape (..., d)
+            Non-negative finite counts; every vector along the last axis is
+            released independently.
+        rng : numpy.random.Generator or int or None
+            Source of randomness; a non-negative integer seeds
+            ``numpy.random.default_rng``, None draws fresh entropy.
+
+        Returns
+        -------
+        ndarray, shape (..., d)
+            Points of the probability simplex with every entry positive.
+        """
+        # noisy_counts checked the counts and their sum with the noise (finite), the
+        # constructor the floor: the post-processing needs no second check
+        return _clip_and_normalise(self.noisy_counts(counts, rng), self.floor)
+
+    @staticmethod
+    def _release_tables(objects, tables, views, flat, rng):
+        """:meth:`release` of ``n_draws`` copies of every table by its object, into ``views`` of ``flat``.
+
+        ``views[k]`` (shape ``(n_draws,) + tables[k].shape``, consecutive
+        slices of the 1-D buffer ``flat``) receives ``objects[k].release`` of
+        the broadcast table: the same draws, in release order, and the same
+        arithmetic, entry by entry; the row sums and the division are done
+        for all tables at once. The tables must be checked finite,
+        non-negative float arrays with at least two columns (the naive Bayes
+        and network release paths check them). Returns True (every table
+        released), as :meth:`lib.DirichletMechanism._release_tables` does.
+        """
+        with np.errstate(over="ignore", invalid="ignore"):
+            for m, t, v in zip(objects, tables, views):
+                v[...] = getattr(rng, m._distribution)(0.0, getattr(m, m._scale), size=v.shape)
+                v += t
+        if flat.size and not (np.isfinite(flat.min()) and np.isfinite(flat.max())):
+            k = next(k for k, v in enumerate(views) if not np.isfinite(v).all())
+            m = objects[k]
+            raise ValueError(
+                f"counts plus noise of {m._scale} = {getattr(m, m._scale):.6g} overflow double "
+                f"precision (release {k}); the largest count is {np.max(tables[k]):.6g}: lower the "
+                f"counts or the {m._scale}")
+        floors = {m.floor for m in objects}
+        if len(floors) == 1:
+            np.maximum(flat, floors.pop(), out=flat)
+        else:
+            for m, v in zip(objects, views):
+                np.maximum(v, m.floor, out=v)
+        _normalise_rows(flat, views, guard=False)
+        if flat.size and flat.min() == 0:  # a floor far below the largest count underflowed
+            for v in views:
+                if v.size and v.min() == 0:
+                    np.maximum(v, np.finfo(float).tiny, out=v)
+        return True
+
+
+class GaussianMechanism(_NoiseMechanism):
+    """The :math:`(\\lambda, \\varepsilon)`-RDP Gaussian mechanism for histograms.
+
+    Adds :math:`N(0, \\sigma^2)` to every count with
+    :math:`\\sigma^2 = \\lambda\\Delta_2^2/(2\\varepsilon)` (Mironov 2017, Corollary 3),
+    then applies :func:`clip_and_normalise`.
+
+    Parameters
+    ----------
+    epsilon : float
+        RDP level :math:`\\varepsilon \\in (0, \\infty)`.
+    lam : float
+        Renyi order :math:`\\lambda \\in (1, \\infty)`.
+    l2_sq : float, default 2.0
+        Squared :math:`\\ell_2`-sensitivity :math:`\\Delta_2^2` (2 for a histogram under
+        replace-one neighbours).
+    floor : float, default :data:`CLIP_FLOOR`
+        Clipping level of the post-processing.
+
+    Attributes
+    ----------
+    sigma : float
+        The noise standard deviation.
+
+    Examples
+    --------
+    >>> mech = GaussianMechanism(epsilon=1.0, lam=5.0)
+    >>> round(mech.sigma**2, 12)   # lam * 2 / (2 * 1)
+    5.0
+    """
+
+    def __init__(self, epsilon, lam, l2_sq=2.0, floor=CLIP_FLOOR):
+        super().__init__(epsilon, lam, floor)
+        self.l2_sq = _validate.scalar(_validate.positive(l2_sq, "l2_sq"), "l2_sq")
+        with np.errstate(over="ignore"):
+            self.sigma = float(np.sqrt(self.lam * self.l2_sq / (2 * self.epsilon)))
+        if not 0 < self.sigma < np.inf:
+            raise ValueError(
+                f"sigma^2 = lam * l2_sq / (2 epsilon) is outside double precision for epsilon = "
+                f"{self.epsilon:g}, lam = {self.lam:g}, l2_sq = {self.l2_sq:g}; bring "
+                "lam * l2_sq / epsilon closer to 1")
+
+    @classmethod
+    def from_sigma(cls, sigma, floor=CLIP_FLOOR):
+        """A Gaussian release with a given noise standard deviation, no RDP target.
+
+        For a :math:`\\sigma` chosen by another accounting, e.g. the analytic
+        Gaussian mechanism of :func:`lib.mechanisms.dirichlet.approximate_dp.analytic_gaussian_sigma`.
+        ``epsilon``, ``lam`` and ``l2_sq`` are None.
+
+        Parameters
+        ----------
+        sigma : float
+            Noise standard deviation :math:`\\sigma \\in (0, \\infty)`, in counts.
+        floor : float, default :data:`CLIP_FLOOR`
+            Clipping level of the post-processing.
+
+        Examples
+        --------
+        >>> GaussianMechanism.from_sigma(3.0)
+        GaussianMechanism.from_sigma(sigma=3)
+        """
+        return cls._with_scale(sigma, floor)
+
+    _distribution, _scale, _sensitivity = "normal", "sigma", "l2_sq"
+    name, label = "gaussian", "Gaussian"
+
+    @property
+    def guarantee(self):
+        """:math:`(\\lambda, \\lambda\\Delta_2^2/(2\\sigma^2))`-RDP at every order (Mironov 2017, Cor. 3).
+
+        For an object built by :meth:`from_sigma` the curve is given for a
+        single release of squared sensitivity 2 and ``lam``/``epsilon`` are None.
+        """
+        l2_sq = self.l2_sq if self.l2_sq is not None else L2_SQ
+        sigma = self.sigma
+        return RenyiDP(self.lam, self.epsilon, curve=lambda lam: lam * l2_sq / (2 * sigma**2))
+
+    @classmethod
+    def for_release_rdp(cls, epsilon, lam, spec, index):
+        """:math:`\\sigma^2 = \\lambda\\Delta_2^2/(2\\varepsilon)` with :math:`\\Delta_2^2 = 2`."""
+        return cls(epsilon, lam, l2_sq=L2_SQ, floor=cls.clip_floor)
+
+    #: Solves for the noise level of :meth:`calibrate_dp` (joint sensitivity, target).
+    _dp_sigma = staticmethod(analytic_gaussian_sigma)
+
+    @classmethod
+    def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
+        """One Gaussian mechanism of joint :math:`\\ell_2`-sensitivity :math:`\\sqrt{2m}` (analytic, Balle-Wang)."""
+        sigma = cls._dp_sigma(epsilon_hat, delta, np.sqrt(L2_SQ * spec.n_releases))
+        mech = cls.from_sigma(sigma, floor=cls.clip_floor)
+        return ModelCalibration(cls.name, True, (mech,) * spec.n_releases, {"sigma": sigma})
+
+
+class LaplaceMechanism(_NoiseMechanism):
+    """The :math:`(\\lambda, \\varepsilon)`-RDP Laplace mechanism for histograms.
+
+    Adds :math:`\\mathrm{Laplace}(0, b)` to every count, with :math:`b` from
+    :func:`laplace_scale` (Mironov 2017, Corollary 2, for the
+    :math:`\\ell_1`-sensitivity :math:`\\Delta_1`), then applies
+    :func:`clip_and_normalise`.
+
+    Parameters
+    ----------
+    epsilon : float
+        RDP level :math:`\\varepsilon \\in (0, \\infty)`.
+    lam : float
+        Renyi order :math:`\\lambda \\in (1, \\infty)`.
+    l1 : float, default 2.0
+        :math:`\\ell_1`-sensitivity :math:`\\Delta_1` (2 for a histogram under
+        replace-one neighbours).
+    floor : float, default :data:`CLIP_FLOOR`
+        Clipping level of the post-processing.
+
+    Attributes
+    ----------
+    scale : float
+        The Laplace scale :math:`b`.
+    """
+
+    def __init__(self, epsilon, lam, l1=2.0, floor=CLIP_FLOOR):
+        super().__init__(epsilon, lam, floor)
+        self.l1 = _validate.scalar(_validate.positive(l1, "l1"), "l1")
+        self.scale = float(laplace_scale(self.epsilon, self.lam, self.l1))
+
+    @classmethod
+    def from_scale(cls, scale, floor=CLIP_FLOOR):
+        """A Laplace release with a given scale :math:`b`, no RDP target.
+
+        For a scale chosen by another accounting, e.g. pure DP with basic
+        composition (:func:`lib.mechanisms.dirichlet.approximate_dp.laplace_dp_scale`). ``epsilon``,
+        ``lam`` and ``l1`` are None.
+
+        Parameters
+        ----------
+        scale : float
+            Laplace scale :math:`b \\in (0, \\infty)`, in counts.
+        floor : float, default :data:`CLIP_FLOOR`
+            Clipping level of the post-processing.
+
+        Examples
+        --------
+        >>> LaplaceMechanism.from_scale(28.0)
+        LaplaceMechanism.from_scale(scale=28)
+        """
+        return cls._with_scale(scale, floor)
+
+    _distribution, _scale, _sensitivity = "laplace", "scale", "l1"
+    name, label = "laplace", "Laplace"
+
+    @property
+    def guarantee(self):
+        """:math:`\\Delta_1/b`-DP (pure), with :math:`\\Delta_1` = 2 when built by :meth:`from_scale`."""
+        return PureDP((self.l1 if self.l1 is not None else L1) / self.scale)
+
+    @classmethod
+    def for_release_rdp(cls, epsilon, lam, spec, index):
+        """The scale at which :func:`laplace_rdp` with :math:`\\Delta_1 = 2` equals ``epsilon``."""
+        return cls(epsilon, lam, l1=L1, floor=cls.clip_floor)
+
+    @classmethod
+    def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
+        """Pure DP by basic composition: scale :math:`2m/\\hat\\varepsilon` (``delta`` unused)."""
+        scale = laplace_dp_scale(epsilon_hat, spec.n_releases)
+        mech = cls.from_scale(scale, floor=cls.clip_floor)
+        return ModelCalibration(cls.name, True, (mech,) * spec.n_releases, {"scale": scale})
+
+
+class ClassicalGaussianMechanism(GaussianMechanism):
+    """The Gaussian mechanism with the classical :math:`\\sigma = \\sqrt{2\\log(1.25/\\delta)}\\Delta_2/\\hat\\varepsilon`.
+
+    For comparison only: the classical bound is proved for :math:`\\hat\\varepsilon < 1`
+    (Dwork and Roth 2014, Theorem A.1) and fails above
+    (:func:`lib.mechanisms.dirichlet.approximate_dp.analytic_gaussian_delta` measures by how much:
+    at :math:`\\hat\\varepsilon = 20` the exact :math:`\\delta` of this
+    :math:`\\sigma` is about 150 times the target). :meth:`calibrate_dp` reports a
+    target with :math:`\\hat\\varepsilon \\ge 1` as not attained.
+    """
+
+    name, label = "gaussian_classical", "Gaussian (classical)"
+    notions = ("dp",)
+    _dp_sigma = staticmethod(classical_gaussian_sigma)
+
+    @classmethod
+    def for_release_rdp(cls, epsilon, lam, spec, index):
+        raise ValueError("the 'gaussian_classical' mechanism has no RDP calibration")
+
+    @classmethod
+    def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
+        """The classical :math:`\\sigma` at the joint sensitivity :math:`\\sqrt{2m}`, where its theorem holds.
+
+        Attained only for :math:`\\hat\\varepsilon < 1`, the range of the
+        classical theorem, and only if the exact :math:`\\delta` of the
+        :math:`\\sigma` (:func:`lib.mechanisms.dirichlet.approximate_dp.analytic_gaussian_delta`) is
+        at most ``delta``. Otherwise ``attained`` is False, ``releases`` is
+        empty, and ``parameters`` holds the ``reason``, the formula's
+        ``sigma`` (not used) and its exact ``delta_exact``. Bad arguments raise.
+        """
+        sensitivity = float(np.sqrt(L2_SQ * spec.n_releases))
+        sigma = classical_gaussian_sigma(epsilon_hat, delta, sensitivity)   # validates epsilon_hat and delta
+        eps, dlt = float(epsilon_hat), float(delta)
+        exact = float(analytic_gaussian_delta(sigma, eps, sensitivity))
+        params = {"sigma": sigma, "delta_exact": exact}
+        if eps >= 1.0:
+            reason = (f"the classical Gaussian bound is proved for epsilon_hat < 1 only; got epsilon_hat = {eps:g} "
+                      f"(its sigma = {sigma:.6g} has exact delta {exact:.3g}, {exact / dlt:.3g} times the target)")
+            return ModelCalibration(cls.name, False, (), dict(params, reason=reason))
+        if not exact <= dlt:
+            reason = f"the classical sigma = {sigma:.6g} has exact delta {exact:.3g} above the target {dlt:g}"
+            return ModelCalibration(cls.name, False, (), dict(params, reason=reason))
+        mech = cls.from_sigma(sigma, floor=cls.clip_floor)
+        return ModelCalibration(cls.name, True, (mech,) * spec.n_releases, params)
+
+
+class _Estimate(Mechanism):
+    """Shared release path of the non-private estimates: a distribution computed in logs."""
+
+    private = False
+
+    def release(self, counts, rng=None) -> np.ndarray:
+        """:meth:`log_release`, exponentiated."""
+        return np.exp(self.log_release(counts, rng))
+
+    @classmethod
+    def for_release_rdp(cls, epsilon, lam, spec, index):
+        """The same estimate whatever the budget (no privacy is claimed)."""
+        return cls()
+
+    @classmethod
+    def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
+        return cls.calibrate_rdp(1.0, 2.0, spec)
+
+
+class SmoothedEstimate(_Estimate):
+    """The non-private estimate :math:`(f + a)/\\sum(f + a)` of every vector (the "Non-private" model).
+
+    With pseudo-count :math:`a` = ``smoothing``; the first release of a naive
+    Bayes model (the class counts) is unsmoothed (scikit-learn's
+    ``CategoricalNB``): the calibrations build it with ``smoothing=0`` for the
+    releases that ``spec.priors`` names.
+
+    Parameters
+    ----------
+    smoothing : float, default 0.1
+        Pseudo-count :math:`a \\ge 0` added to every count.
+    """
+
+    name, label = "mle", "Non-private"
+    guarantee = NotPrivate()
+    #: Pseudo-count of the tables that the calibrations build (the author's value).
+    smoothing = 0.1
+
+    def __init__(self, smoothing=0.1):
+        self.smoothing = _validate.scalar(_validate.nonnegative(smoothing, "smoothing"), "smoothing")
+
+    def __repr__(self) -> str:
+        return f"SmoothedEstimate(smoothing={self.smoothing:g})"
+
+    def log_release(self, counts, rng=None) -> np.ndarray:
+        """:math:`\\log(f + a) - \\log\\sum(f + a)` along the last axis (``rng`` is unused)."""
+        counts = _validate.vectors(counts, "counts", positive_entries=False)
+        s = counts + self.smoothing
+        if self.smoothing == 0 and np.any(s == 0):
+            raise ValueError("counts must be positive where smoothing is 0 (a zero count has no "
+                             "finite log-probability)")
+        return np.log(s) - np.log(s.sum(axis=-1, keepdims=True))
+
+    @classmethod
+    def release_key(cls, spec, index):
+        return index in spec.priors
+
+    @classmethod
+    def for_release_rdp(cls, epsilon, lam, spec, index):
+        """Smoothing ``smoothing`` for a table, 0 for a class prior (``spec.priors``)."""
+        return cls(0.0 if index in spec.priors else cls.smoothing)
+
+
+class Uniform(_Estimate):
+    """The uniform distribution, whatever the counts (the "Random" model; 0-DP)."""
+
+    name, label = "random", "Random"
+    guarantee = PureDP(0.0)
+    #: A classifier built from uniform tables guesses uniformly at random.
+    uninformative = True
+
+    def __repr__(self) -> str:
+        return "Uniform()"
+
+    def log_release(self, counts, rng=None) -> np.ndarray:
+        """:math:`-\\log d` everywhere (``rng`` is unused)."""
+        counts = _validate.vectors(counts, "counts", positive_entries=False)
+        return np.full(counts.shape, -np.log(counts.shape[-1]))
+
+
+register(GaussianMechanism)
+register(LaplaceMechanism)
+register(ClassicalGaussianMechanism)
+register(SmoothedEstimate)
+register(Uniform)

@@ -1,0 +1,498 @@
+"""Privacy accounting: from Renyi DP to approximate DP (Appendix B).
+
+:func:`rdp_to_dp` is eq. (14); :func:`dp_to_rdp` and :func:`min_order` invert it
+at a fixed order for a target :math:`(\\hat\\varepsilon, \\delta)`, with
+composed releases; :func:`optimal_order` chooses the order by the expected KL
+loss (:func:`expected_kl_loss`) and :func:`fixed_order` is the author's rule
+:math:`\\lambda = 1 + 1/\\varepsilon`. :func:`search_order_many` runs the order
+search of many targets in lockstep (each target takes the steps of
+:func:`search_order`, so the results are the same), for the experiment grids.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import NamedTuple
+
+import numpy as np
+from scipy import special
+
+from lib import _validate
+from lib.mechanisms.dirichlet.calibration import calibrate
+from lib.mechanisms.dirichlet.moments import expected_kl_loss
+
+
+def rdp_to_dp(epsilon, lam, delta):
+    """Convert :math:`(\\lambda, \\varepsilon)`-RDP to :math:`(\\hat\\varepsilon, \\delta)`-DP.
+
+    Lemma 3 (Canonne, Kamath and Steinke 2020, Proposition 12) solved for
+    :math:`\\hat\\varepsilon` as in Appendix B:
+
+    .. math::
+        \\hat\\varepsilon = \\varepsilon + \\log(\\lambda - 1)
+        - \\frac{\\log\\delta + \\lambda\\log\\lambda}{\\lambda - 1},
+
+    eq. (14) with the RDP level of Algorithm 1 in place of :math:`\\varepsilon`.
+    It is evaluated as :math:`\\varepsilon + \\log(1 - 1/\\lambda) -
+    \\log(\\delta\\lambda)/(\\lambda - 1)`, the same quantity without the
+    cancellation between :math:`\\log(\\lambda-1)` and
+    :math:`\\lambda\\log\\lambda/(\\lambda-1)` at large :math:`\\lambda`.
+    A negative value means the guarantee holds with :math:`\\hat\\varepsilon = 0`
+    (since :math:`e^{\\hat\\varepsilon} < 1`), so the result is clipped at 0.
+
+    Parameters
+    ----------
+    epsilon : array_like
+        RDP level :math:`\\varepsilon \\in (0, \\infty)`.
+    lam : array_like
+        Order :math:`\\lambda \\in (1, \\infty)`.
+    delta : array_like
+        :math:`\\delta \\in (0, 1)`.
+
+    Returns
+    -------
+    ndarray or float
+        :math:`\\hat\\varepsilon \\ge 0`, broadcast over the inputs.
+    """
+    epsilon = _validate.positive(epsilon, "epsilon")
+    lam = _validate.order(lam, "lam", strict=True)
+    delta = _validate.open_unit(delta, "delta")
+    epsilon, lam, delta = _validate.broadcast(epsilon=epsilon, lam=lam, delta=delta)
+    eps_hat = epsilon + np.log1p(-1 / lam) - np.log(delta * lam) / (lam - 1)
+    return np.maximum(eps_hat, 0.0)[()]
+
+
+class OrderChoice(NamedTuple):
+    """An order :math:`\\lambda` and the Algorithm 1 calibration it leads to.
+
+    Attributes
+    ----------
+    lam : float
+        Renyi order :math:`\\lambda`.
+    r, alpha : float
+        Lines 1-2 of Algorithm 1 at order ``lam`` and RDP level ``epsilon``.
+    epsilon : float
+        RDP level :math:`\\varepsilon` of each release; ``n_releases`` releases
+        compose to :math:`(\\lambda, n\\varepsilon)`-RDP, which eq. (14) turns
+        into the target :math:`(\\hat\\varepsilon, \\delta)`-DP.
+    expected_kl : float
+        :func:`expected_kl_loss` of the reference histogram at ``(r, alpha)``;
+        NaN when :func:`fixed_order` was given no reference histogram.
+    """
+
+    lam: float
+    r: float
+    alpha: float
+    epsilon: float
+    expected_kl: float
+
+
+def _target(epsilon_hat, delta, n_releases):
+    """Validate a scalar (epsilon_hat, delta) target and a number of releases."""
+    eps_hat = _validate.scalar(_validate.positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
+    delta = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
+    return eps_hat, delta, _validate.integer(n_releases, "n_releases")
+
+
+def dp_to_rdp(epsilon_hat, lam, delta, *, n_releases=1):
+    """The RDP level per release that eq. (14) turns into :math:`(\\hat\\varepsilon, \\delta)`-DP.
+
+    Inverts :func:`rdp_to_dp` at a fixed order: ``n_releases`` releases, each
+    :math:`(\\lambda, \\varepsilon)`-RDP, compose to :math:`(\\lambda,
+    n\\varepsilon)`-RDP, and eq. (14) gives :math:`(\\hat\\varepsilon, \\delta)`-DP when
+
+    .. math::
+        n\\varepsilon = \\hat\\varepsilon - \\log(1 - 1/\\lambda)
+        + \\frac{\\log(\\delta\\lambda)}{\\lambda - 1}.
+
+    The right side tends to :math:`-\\infty` as :math:`\\lambda \\to 1`, increases
+    strictly up to :math:`\\lambda = 1/\\delta` (its derivative in :math:`\\lambda`
+    is :math:`-\\log(\\delta\\lambda)/(\\lambda-1)^2`) and then decreases to
+    :math:`\\hat\\varepsilon`. A value :math:`\\le 0` means that no RDP level at
+    that order meets the target (the order is infeasible); it is returned as is,
+    not clipped, so that :func:`min_order` can locate the boundary.
+
+    Parameters
+    ----------
+    epsilon_hat : array_like
+        Target :math:`\\hat\\varepsilon \\in (0, \\infty)`.
+    lam : array_like
+        Order :math:`\\lambda \\in (1, \\infty)`.
+    delta : array_like
+        :math:`\\delta \\in (0, 1)`.
+    n_releases : int, default 1
+        Number :math:`n \\ge 1` of releases composed at the same order.
+
+    Returns
+    -------
+    ndarray or float
+        :math:`\\varepsilon` per release, broadcast over the inputs.
+
+    Examples
+    --------
+    >>> from lib.privacy.accounting import dp_to_rdp, rdp_to_dp
+    >>> eps = dp_to_rdp(1.0, 20.0, 1e-5)
+    >>> round(float(rdp_to_dp(eps, 20.0, 1e-5)), 12)
+    1.0
+    """
+    epsilon_hat = _validate.positive(epsilon_hat, "epsilon_hat")
+    lam = _validate.order(lam, "lam", strict=True)
+    delta = _validate.open_unit(delta, "delta")
+    n = _validate.integer(n_releases, "n_releases")
+    epsilon_hat, lam, delta = _validate.broadcast(epsilon_hat=epsilon_hat, lam=lam, delta=delta)
+    total = epsilon_hat - np.log1p(-1 / lam) + np.log(delta * lam) / (lam - 1)
+    return (total / n)[()]
+
+
+def min_order(epsilon_hat, delta):
+    """The smallest feasible order :math:`\\lambda_0` of a :math:`(\\hat\\varepsilon, \\delta)` target.
+
+    :func:`dp_to_rdp` is positive exactly on :math:`(\\lambda_0, \\infty)`:
+    it is strictly increasing on :math:`(1, 1/\\delta]`, tends to
+    :math:`-\\infty` at 1 and is positive from :math:`1/\\delta` on, so it has a
+    single root :math:`\\lambda_0 \\in (1, 1/\\delta)`, found by Brent's method
+    in :math:`\\log(\\lambda - 1)`. Every target with :math:`\\hat\\varepsilon > 0`
+    is feasible at some order; the number of releases does not move
+    :math:`\\lambda_0`.
+
+    Parameters
+    ----------
+    epsilon_hat : float
+        Target :math:`\\hat\\varepsilon \\in (0, \\infty)`.
+    delta : float
+        :math:`\\delta \\in (0, 1)`.
+
+    Returns
+    -------
+    float
+        :math:`\\lambda_0`, accurate to about 1e-12 relative in :math:`\\lambda - 1`
+        (in the value of :math:`\\lambda - 1` before rounding :math:`\\lambda`: where
+        :math:`\\lambda_0 - 1` is below :math:`2.2 \\cdot 10^{-16}`, as for
+        :math:`\\hat\\varepsilon` above about :math:`10^{17}` with :math:`\\delta = 10^{-5}`, the
+        smallest double above 1 is returned, an order at which the target is feasible).
+    """
+    eps_hat, delta, _ = _target(epsilon_hat, delta, 1)
+    log_delta = np.log(delta)
+
+    def budget(t):
+        if t > -20:
+            lam = 1 + np.exp(t)
+            return eps_hat - np.log1p(-1 / lam) + np.log(delta * lam) / (lam - 1)
+        # lam - 1 = e^t is not representable as lam - 1 here: the same expression in t,
+        # log1p(-1/lam) = t - log1p(e^t) and log(delta lam)/(lam - 1) = (log delta + log1p(e^t)) e^-t
+        with np.errstate(over="ignore"):
+            return eps_hat - (t - np.log1p(np.exp(t))) + (log_delta + np.log1p(np.exp(t))) * np.exp(-t)
+
+    hi = np.log(1 / delta - 1) if delta < 0.5 else 0.0
+    for _ in range(_MAX_BRACKET_STEPS):
+        if budget(hi) > 0:  # only for delta near 1, where 1/delta - 1 is tiny
+            break
+        hi += 1.0
+    else:  # pragma: no cover - budget -> epsilon_hat > 0 as lam -> inf
+        raise ValueError(f"no feasible order found for epsilon_hat = {eps_hat:g}, delta = {delta:g}")
+    lo = min(hi, 0.0) - 1.0
+    for _ in range(_MAX_BRACKET_STEPS):
+        if budget(lo) <= 0:  # budget -> -inf as lam -> 1, so this ends (by t = -746 at most)
+            break
+        lo -= 1.0
+    else:  # pragma: no cover
+        raise ValueError(f"the smallest feasible order of epsilon_hat = {eps_hat:g}, delta = {delta:g} "
+                         "is below double precision")
+    t = _validate.brentq(budget, lo, hi, f"the smallest order of epsilon_hat = {eps_hat:g}, delta = {delta:g}",
+                         xtol=1e-13, rtol=4 * np.finfo(float).eps)
+    # The smallest order above 1 that a double holds, where lam0 - 1 is below it.
+    return float(max(1 + np.exp(t), np.nextafter(1.0, 2.0)))
+
+
+#: Cap on the unit steps that grow a bracket (every bracket here closes within
+#: about 750 steps in log space, the range of a double).
+_MAX_BRACKET_STEPS = 2000
+
+
+@contextlib.contextmanager
+def blame_target(epsilon_hat, delta):
+    """Re-raise a ValueError of an inner calibration as one about the caller's target.
+
+    An order search calls Algorithm 1 at RDP levels the caller never chose; a
+    failure there ("epsilon = ... beyond double precision") is reported as a
+    failure of ``epsilon_hat`` and ``delta``, with the inner message kept.
+    """
+    try:
+        yield
+    except ValueError as exc:
+        if str(exc).startswith("epsilon_hat"):
+            raise
+        raise ValueError(f"epsilon_hat = {epsilon_hat:g} with delta = {delta:g} cannot be calibrated: "
+                         f"{exc}") from exc
+
+
+def _reference(counts):
+    """A reference histogram: shape (d,), non-negative, positive total."""
+    counts = _validate.vectors(counts, "counts", positive_entries=False)
+    if counts.ndim != 1 or counts.sum() <= 0:
+        raise ValueError(f"counts must be one histogram of shape (d,) with a positive total; got {counts.shape}")
+    return counts
+
+
+def _choice(eps_per_release, lam, l2_sq, linf, counts):
+    r, alpha = calibrate(eps_per_release, lam, l2_sq, linf)
+    kl = float(expected_kl_loss(counts, r, alpha)) if counts is not None else float("nan")
+    return OrderChoice(float(lam), float(r), float(alpha), float(eps_per_release), kl)
+
+
+def fixed_order(epsilon_hat, delta, *, n_releases=1, l2_sq=2.0, linf=1.0, counts=None):
+    """The author's rule :math:`\\lambda = 1 + 1/\\varepsilon` for an :math:`(\\hat\\varepsilon, \\delta)` target.
+
+    The original code does not choose the order by optimisation: it solves
+    eq. (14) for the RDP level :math:`\\varepsilon` under the constraint
+    :math:`\\lambda = 1 + 1/\\varepsilon`, that is
+    ``dp_to_rdp(epsilon_hat, 1 + 1/eps, delta, n_releases) = eps``, and then runs
+    Algorithm 1 at that pair. On :math:`\\varepsilon > 1/(1/\\delta - 1)` the left
+    side decreases in :math:`\\varepsilon` (the order falls below
+    :math:`1/\\delta`) while the right side increases, and at
+    :math:`\\varepsilon \\le \\min(\\delta, \\hat\\varepsilon/n)/2` the left side
+    exceeds the right. So the root is unique whenever
+    :math:`\\hat\\varepsilon / n > \\delta/(1-\\delta)` (every practical target);
+    it is found by Brent's method in :math:`\\log\\varepsilon`.
+
+    Parameters
+    ----------
+    epsilon_hat, delta : float
+        The target, :math:`\\hat\\varepsilon > 0`, :math:`\\delta \\in (0, 1)`.
+    n_releases : int, default 1
+        Releases composed at the same order (1 is the author's setting).
+    l2_sq, linf : float
+        Sensitivities, as in :func:`lib.calibrate`.
+    counts : array_like, shape (d,), optional
+        A reference histogram; only used to report ``expected_kl``.
+
+    Returns
+    -------
+    OrderChoice
+        With ``expected_kl`` NaN when ``counts`` is None (the rule involves no
+        histogram).
+    """
+    eps_hat, delta, n = _target(epsilon_hat, delta, n_releases)
+    if counts is not None:
+        counts = _reference(counts)
+
+    log_delta = np.log(delta)
+
+    def gap(log_eps):
+        eps = np.exp(log_eps)
+        if log_eps < 20:
+            lam = 1 + 1 / eps
+            return eps_hat - np.log1p(-1 / lam) + np.log(delta * lam) / (lam - 1) - n * eps
+        # lam - 1 = 1/eps is not representable as lam - 1: the same expression in log eps
+        return eps_hat + log_eps + np.log1p(1 / eps) + (log_delta + np.log1p(1 / eps)) * eps - n * eps
+
+    # At eps <= min(delta, eps_hat / n) / 2 the order is at least 1/delta, where
+    # dp_to_rdp exceeds eps_hat / n, so the gap is positive.
+    lo = np.log(0.5 * min(delta, eps_hat / n))
+    hi = max(lo, 0.0) + 1.0
+    for _ in range(_MAX_BRACKET_STEPS):
+        if gap(hi) < 0:  # the gap tends to -inf as eps grows
+            break
+        hi += 1.0
+    else:  # pragma: no cover - the gap is below 0 by log eps = 710
+        raise ValueError(f"the fixed rule found no RDP level for epsilon_hat = {eps_hat:g}, delta = {delta:g}")
+    eps = float(np.exp(_validate.brentq(gap, lo, hi, f"the fixed-rule RDP level of epsilon_hat = {eps_hat:g}, "
+                                        f"delta = {delta:g}", xtol=1e-14, rtol=4 * np.finfo(float).eps)))
+    if not 1 + 1 / eps > 1:
+        raise ValueError(
+            f"epsilon_hat / n_releases = {eps_hat / n:g} is too large for the fixed rule: its order "
+            f"1 + 1/epsilon (epsilon = {eps:.3g}) rounds to 1 in double precision; the rule works for "
+            "epsilon_hat / n_releases up to about 1e15")
+    with blame_target(eps_hat, delta):
+        return _choice(eps, 1 + 1 / eps, l2_sq, linf, counts)
+
+
+def optimal_order(epsilon_hat, delta, counts, *, n_releases=1, l2_sq=2.0, linf=1.0, lam_max=None, grid_size=128):
+    """The order that minimises the expected KL loss for an :math:`(\\hat\\varepsilon, \\delta)` target.
+
+    Every order :math:`\\lambda > \\lambda_0` (:func:`min_order`) meets the target
+    with the per-release RDP level :math:`\\varepsilon(\\lambda)` of
+    :func:`dp_to_rdp`; Algorithm 1 then fixes :math:`r(\\lambda)` and
+    :math:`\\alpha(\\lambda)`. The scale :math:`r` alone is not a measure of noise:
+    it keeps growing with the order towards :math:`6\\hat\\varepsilon\\Delta_\\infty /
+    (n\\Delta_2^2)` while the pseudo-count :math:`\\alpha \\ge 4(\\lambda-1) r
+    \\Delta_\\infty` grows without bound and pulls the output to uniform. The
+    order is therefore chosen to minimise :func:`expected_kl_loss` of a
+    reference histogram.
+
+    The search over orders is :func:`search_order`.
+
+    .. warning:: A choice that depends on the private histogram is itself a
+       release. Pass a public or synthetic reference histogram of realistic shape
+       and size, not the data being privatised. Do not use a uniform reference:
+       for it the pull towards uniform costs nothing and the search runs to
+       ``lam_max``.
+
+    Parameters
+    ----------
+    epsilon_hat, delta : float
+        The target :math:`(\\hat\\varepsilon, \\delta)` for all releases together.
+    counts : array_like, shape (d,)
+        Reference histogram (non-negative, positive total) for the loss.
+    n_releases : int, default 1
+        Number of releases composed at the chosen order; each gets RDP level
+        ``dp_to_rdp(epsilon_hat, lam, delta) / n_releases``.
+    l2_sq, linf : float
+        Sensitivities, as in :func:`lib.calibrate`.
+    lam_max : float, optional
+        Largest order searched; default :math:`1/\\delta`, beyond which the
+        per-release budget decreases while :math:`\\alpha` keeps growing.
+    grid_size : int, default 128
+        Points of the safeguard grid (at least 8).
+
+    Returns
+    -------
+    OrderChoice
+
+    Raises
+    ------
+    ValueError
+        For invalid input, or when no order up to ``lam_max`` meets the target.
+    """
+    eps_hat, delta, n = _target(epsilon_hat, delta, n_releases)
+    counts = _reference(counts)
+    grid_size = _validate.integer(grid_size, "grid_size", 8)
+    lam_max = 1 / delta if lam_max is None else _validate.scalar(_validate.order(lam_max, "lam_max", strict=True), "lam_max")
+    l2_sq = _validate.scalar(_validate.positive(l2_sq, "l2_sq"), "l2_sq")
+    linf = _validate.scalar(_validate.positive(linf, "linf"), "linf")
+    def loss(lam):
+        r, alpha = calibrate(dp_to_rdp(eps_hat, lam, delta, n_releases=n), lam, l2_sq, linf)
+        return expected_kl_loss(counts, r, alpha)
+
+    with blame_target(eps_hat, delta):
+        lam, _ = search_order(eps_hat, delta, loss, lam_max=lam_max, grid_size=grid_size)
+        return _choice(dp_to_rdp(eps_hat, lam, delta, n_releases=n), lam, l2_sq, linf, counts)
+
+
+def search_order(epsilon_hat, delta, objective, *, lam_max=None, grid_size=128):
+    """The order :math:`\\lambda` in :math:`(\\lambda_0, \\lambda_{\\max}]` that minimises ``objective(lam)``.
+
+    The search behind :func:`optimal_order`,
+    :func:`lib.mechanisms.dirichlet.approximate_dp.model_order` and
+    :func:`lib.mechanisms.dirichlet.approximate_dp.rdp_gaussian_sigma`: :func:`search_order_many` for
+    one target. ``objective(lam)`` takes a 1-D array of orders and returns an
+    array of the same shape.
+
+    Returns
+    -------
+    lam : float
+        The chosen order.
+    value : float
+        ``objective(lam)``.
+
+    Raises
+    ------
+    ValueError
+        When no order up to ``lam_max`` meets the target.
+    """
+    lam, value = search_order_many([epsilon_hat], delta, lambda lam, which: np.asarray(objective(lam[0]))[None],
+                                   lam_max=lam_max, grid_size=grid_size)
+    return float(lam[0]), float(value[0])
+
+
+#: Points of each refinement stage of the order search (odd: the centre is a point).
+_REFINE_POINTS = 33
+#: One refinement stage after the first grid, across the two grid steps around the
+#: chosen point: its step is 1/16 of the first one, about 0.016 in log(lambda -
+#: lambda_0) for the default grid. A finer last stage gains nothing a reader can
+#: see (the objective is flat there) and makes the choice fragile: near the
+#: minimum neighbouring values differ by less than the objective's own rounding.
+_REFINE_STAGES = 1
+#: Objective values within this relative distance of the minimum count as tied;
+#: the smallest tied order is chosen (see :func:`search_order_many`).
+ORDER_TIE_RTOL = 1e-6
+
+
+def _first_near_minimum(values, rtol):
+    """Per row, the first index whose value is within ``rtol`` (relative) of the row's minimum.
+
+    NaN counts as worse than every number. A plain ``argmin`` of a flat
+    objective picks between points whose values differ only in their last bits,
+    which differ between CPUs; this choice changes only when a value crosses the
+    threshold ``min * (1 + rtol)``, which rounding (about 1e-15) almost never does.
+    """
+    values = np.where(np.isnan(values), np.inf, values)
+    low = values.min(axis=1)
+    threshold = low + rtol * np.abs(np.where(np.isfinite(low), low, 0.0))
+    return np.argmax(values <= threshold[:, None], axis=1)
+
+
+def search_order_many(epsilon_hats, delta, objective, *, lam_max=None, grid_size=128):
+    """The best order of each of many targets :math:`(\\hat\\varepsilon_i, \\delta)`, on fixed grids.
+
+    Every order above :math:`\\lambda_0` (:func:`min_order`) meets the target,
+    and the guarantee holds at whichever is used: the order serves only the
+    utility. It is therefore chosen on *grids fixed by the public inputs*, the
+    same on every machine, rather than by an iterative minimiser whose stopping
+    point moves with the last bits of the objective (a flat minimum turns
+    one-ulp differences of ``exp`` and ``log`` between CPUs into different
+    orders, and a different order into a different random stream). In :math:`u =
+    \\log(\\lambda - \\lambda_0)`:
+
+    1. ``grid_size`` equally spaced points from :math:`\\log(10^{-9}\\lambda_0)` to
+       :math:`\\log(\\lambda_{\\max} - \\lambda_0)`;
+    2. 33 equally spaced points across the two steps around the chosen point.
+
+    At each stage the chosen point is the *smallest* order whose objective is
+    within :data:`ORDER_TIE_RTOL` (relative) of the stage's minimum, so near-ties
+    are broken the same way everywhere. The choice changes between machines only
+    if an objective value sits within its own rounding error of that threshold;
+    the chance is about the objective's relative rounding error divided by
+    :math:`2\\sqrt{10^{-6}}` times the last step, below 1e-10 for a well-conditioned
+    objective and about 1e-4 for an expected KL loss of 1e-6 (which cancellation
+    leaves with 1e-9 relative accuracy). The last step is about 0.016 in
+    :math:`u` for the default grid: the chosen objective is within about 1e-4
+    (relative) of its minimum. The grid is also the safeguard: unimodality of the
+    objective is observed, not proved. The objective is evaluated for all
+    targets in one call per stage: ``objective(lam, which)`` returns the values of
+    the targets ``which`` (1-D integer array) at the orders ``lam`` of shape
+    ``(len(which), n)``.
+
+    Parameters
+    ----------
+    epsilon_hats : sequence of float
+        The targets, already validated.
+    delta : float
+        Already validated.
+    objective : callable
+    lam_max : float, optional
+        Largest order searched; default :math:`1/\\delta`.
+    grid_size : int, default 128
+        Points of the first grid.
+
+    Returns
+    -------
+    lam, value : ndarray
+        The chosen order of each target and its objective.
+
+    Raises
+    ------
+    ValueError
+        When no order up to ``lam_max`` meets some target (the first one).
+    """
+    eps = np.asarray(epsilon_hats, float)
+    lam_max = 1 / delta if lam_max is None else lam_max
+    lam0 = np.array([min_order(e, delta) for e in eps])
+    for e, l0 in zip(eps, lam0):
+        if not l0 * (1 + 1e-9) < lam_max:
+            raise ValueError(
+                f"no order in (1, lam_max = {lam_max:g}] meets epsilon_hat = {e:g}, delta = {delta:g}: "
+                f"the smallest feasible order is {l0:.6g}; raise lam_max (default 1/delta) or epsilon_hat"
+            )
+    rows = np.arange(eps.size)
+    lo, hi = np.log(1e-9 * lam0), np.log(lam_max - lam0)
+    grid = lo[:, None] + (hi - lo)[:, None] * np.linspace(0.0, 1.0, int(grid_size))
+    for stage in range(_REFINE_STAGES + 1):
+        values = np.asarray(objective(lam0[:, None] + np.exp(grid), rows), float)
+        best = _first_near_minimum(values, ORDER_TIE_RTOL)
+        if stage == _REFINE_STAGES:
+            break
+        centre, step = grid[rows, best], grid[:, 1] - grid[:, 0]
+        left, right = np.maximum(centre - step, lo), np.minimum(centre + step, hi)
+        grid = left[:, None] + (right - left)[:, None] * np.linspace(0.0, 1.0, _REFINE_POINTS)
+    return lam0 + np.exp(grid[rows, best]), values[rows, best]

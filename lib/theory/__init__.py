@@ -1,0 +1,7 @@
+"""The theory the chapters check, apart from what users call.
+
+Privacy audits of Theorem 1 (:mod:`lib.theory.audit`), the utility bound of
+Theorem 2 (:mod:`lib.theory.utility`), the counterexample of Appendix A
+(:mod:`lib.theory.counterexample`) and Geumlek et al.'s results as their paper
+states them (:mod:`lib.theory.geumlek`).
+"""

@@ -1,0 +1,314 @@
+"""Geumlek, Song and Chaudhuri (NeurIPS 2017) as the paper states it, for chapter 10.
+
+:mod:`lib.mechanisms.posterior_sampling` implements the book's mechanisms (the exact worst case over
+reachable data sets, the calibrations, the samplers). This module restates the paper's own
+objects in its own parameterisation, independently of that module, so that the chapter can
+check one against the other and judge the paper's claims:
+
+* the Beta-Bernoulli system in natural parameters :math:`\\eta = (\\alpha, \\alpha + \\beta)`
+  (Section 3), its log-partition function :math:`C(\\eta)` and the closed-form Rényi divergence
+  of eq. (5) (:func:`log_partition`, :func:`renyi_natural`);
+* the critical order of Theorem 12 from its definition (:func:`theorem12_critical_order`);
+* the corners of ``pset`` (Definition 9) and the relaxed check of Theorem 15 / Corollary 2,
+  with the neighbour :math:`\\eta_Q` *not* required to lie in ``pset``
+  (:func:`pset_corners`, :func:`corollary2_relaxation`), against the supremum over pairs that
+  do lie in ``pset`` (:func:`pset_supremum`);
+* the two readings of the held-out log-likelihood of Figure 2 (c, d)
+  (:func:`heldout_neg_loglik`);
+* the statistics that turn repeated runs over train/test splits into a verdict
+  (:func:`split_sign_test`, :func:`replicate_t_test`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import special, stats
+
+from lib import _validate
+
+__all__ = ["log_partition", "renyi_natural", "theorem12_critical_order", "pset_corners",
+           "corollary2_relaxation", "pset_supremum", "heldout_neg_loglik", "split_sign_test",
+           "replicate_t_test"]
+
+#: Largest data size :func:`pset_supremum` enumerates (one pair per count, so linear in n).
+MAX_PSET_N = 10**6
+
+
+def _eta(eta, name):
+    arr = _validate._as_float(eta, name)
+    if arr.shape[-1:] != (2,):
+        raise ValueError(f"{name} must have last axis of length 2 (eta = (alpha, alpha + beta)); "
+                         f"got shape {arr.shape}")
+    return arr
+
+
+def _normalizable(eta):
+    """Definition 8 for the Beta family: :math:`\\eta^{(1)} > 0` and :math:`\\eta^{(2)} - \\eta^{(1)} > 0`."""
+    return (eta[..., 0] > 0) & (eta[..., 1] - eta[..., 0] > 0)
+
+
+def log_partition(eta):
+    """:math:`C(\\eta)` of the Beta prior in natural parameters (Section 3, eq. (4)).
+
+    The paper prints :math:`C(\\eta) = \\Gamma(\\eta^{(1)}) + \\Gamma(\\eta^{(2)} - \\eta^{(1)})
+    - \\Gamma(\\eta^{(2)})`; the log-partition function is the same expression with
+    :math:`\\log\\Gamma` (finding ``geumlek-c-eta-logarithms``), i.e.
+    :math:`\\log B(\\alpha, \\beta)` with :math:`\\eta = (\\alpha, \\alpha + \\beta)`.
+
+    Parameters
+    ----------
+    eta : array_like, shape (..., 2)
+
+    Returns
+    -------
+    ndarray
+        :math:`C(\\eta)`, ``inf`` where :math:`\\eta` is not normalizable (Definition 8).
+    """
+    eta = _eta(eta, "eta")
+    a, b = eta[..., 0], eta[..., 1] - eta[..., 0]
+    ok = _normalizable(eta)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = special.gammaln(np.where(ok, a, 1.0)) + special.gammaln(np.where(ok, b, 1.0)) \
+            - special.gammaln(np.where(ok, eta[..., 1], 2.0))
+    return np.where(ok, out, np.inf)[()]
+
+
+def renyi_natural(eta_p, eta_q, lam):
+    """Eq. (5): :math:`D_\\lambda(p(\\theta|\\eta_P) \\| p(\\theta|\\eta_Q))` from :math:`C` alone.
+
+    :math:`(C(\\lambda\\eta_P + (1 - \\lambda)\\eta_Q) - \\lambda C(\\eta_P))/(\\lambda - 1) + C(\\eta_Q)`,
+    infinite where the mixture :math:`\\lambda\\eta_P + (1-\\lambda)\\eta_Q` is not normalizable.
+    Written from the paper's formula, independently of :mod:`lib.mechanisms.dirichlet.divergence`.
+
+    Parameters
+    ----------
+    eta_p, eta_q : array_like, shape (..., 2)
+        Normalizable natural parameters; broadcast.
+    lam : float or array_like
+        Orders in :math:`(1, \\infty)`; broadcast against the leading axes.
+    """
+    p, q = _eta(eta_p, "eta_p"), _eta(eta_q, "eta_q")
+    for arr, name in ((p, "eta_p"), (q, "eta_q")):
+        if not np.all(_normalizable(arr)):
+            raise ValueError(f"{name} must be normalizable (0 < eta[0] < eta[1])")
+    lam = _validate.order(lam, "lam", strict=True)
+    lam_ = np.asarray(lam)[..., None]
+    mix = lam_ * p + (1 - lam_) * q
+    return ((log_partition(mix) - lam * log_partition(p)) / (lam - 1) + log_partition(q))[()]
+
+
+def theorem12_critical_order(eta0, *, bracket=1e6):
+    """Theorem 12's :math:`\\lambda^*` for the Beta-Bernoulli system, from its definition.
+
+    ":math:`\\lambda^*` is the supremum over all :math:`\\lambda` such that all :math:`\\eta` in
+    the set :math:`\\eta_0 + (\\lambda - 1)\\mathrm{Diff}` are normalizable." With
+    :math:`S(x) = x \\in \\{0, 1\\}`, Diff (Definition 10) is the segment between
+    :math:`(\\pm 1, 0)`; its image is a segment, normalizable iff both ends are (the normalizable
+    set is convex). The supremum is found by bisection on that predicate, without the closed
+    form :math:`1 + \\min(\\alpha_0, \\beta_0)` of Corollary 1 (which the chapter checks against it).
+
+    Parameters
+    ----------
+    eta0 : array_like, shape (2,)
+        The prior :math:`(\\alpha_0, \\alpha_0 + \\beta_0)`, normalizable.
+    bracket : float
+        Upper end of the search for :math:`\\lambda^* - 1`.
+
+    Returns
+    -------
+    float
+        :math:`\\lambda^*`, to the bisection's resolution (adjacent floats).
+    """
+    eta0 = _eta(eta0, "eta0")
+    if eta0.shape != (2,) or not _normalizable(eta0):
+        raise ValueError("eta0 must be one normalizable pair (0 < eta0[0] < eta0[1])")
+    ends = np.array([[1.0, 0.0], [-1.0, 0.0]])
+
+    def ok(t):
+        return bool(np.all(_normalizable(eta0 + t * ends)))
+
+    lo, hi = 0.0, float(bracket)
+    if ok(hi):
+        raise ValueError(f"eta0 + t Diff is normalizable up to t = bracket = {bracket:g}; raise bracket")
+    while True:
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            return 1.0 + lo
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+
+
+def pset_corners(eta0, n):
+    """Definition 9 for the Beta-Bernoulli system: the corners :math:`\\eta_0 + n(S(x), 1)`, :math:`x \\in \\{0, 1\\}`.
+
+    ``pset(eta0, n)`` is their convex hull. Corollary 2 is stated for ``pset(eta0, n)``;
+    Algorithm 2 needs ``pset(eta0, r n)`` (pass ``n = r * n``), Algorithm 3 ``pset(eta0 / m, n)``.
+
+    Parameters
+    ----------
+    eta0 : array_like, shape (2,)
+    n : float
+        The mass of the data (non-negative; need not be an integer).
+
+    Returns
+    -------
+    ndarray, shape (2, 2)
+        Rows :math:`\\eta_0 + (0, n)` (every record 0) and :math:`\\eta_0 + (n, n)` (every record 1).
+    """
+    eta0 = _eta(eta0, "eta0")
+    n = _validate.scalar(_validate.nonnegative(n, "n"), "n")
+    return eta0 + np.array([[0.0, n], [n, n]])
+
+
+def corollary2_relaxation(eta0, n, step, lam):
+    """Corollary 2's check as printed: the maximum over :math:`\\eta_P` at the corners of
+    ``pset(eta0, n)`` and :math:`\\eta_Q = \\eta_P \\pm (\\mathrm{step}, 0)`.
+
+    Theorem 15 makes :math:`f_\\lambda(\\eta_P) = \\sup e(\\eta_P, \\eta_Q, \\lambda)` over *all*
+    r-neighbours :math:`\\eta_Q` convex, so its maximum over ``pset`` sits at a corner; that sup
+    does not ask :math:`\\eta_Q \\in` ``pset``. At the corner :math:`\\eta_0 + (0, n)`, the neighbour
+    :math:`\\eta_P - (\\mathrm{step}, 0)` has fewer successes than no data set has. The value is
+    therefore an upper bound on :func:`pset_supremum`; Corollary 2 calls the two "equivalent".
+    At most 4 pairs ("at most 4 pairs of distributions", Section 3.1).
+
+    Parameters
+    ----------
+    eta0 : array_like, shape (2,)
+        The prior, or :math:`\\eta_0/m` for Algorithm 3.
+    n : float
+        Mass of the data: :math:`rn` for Algorithm 2, :math:`n` for Algorithms 1 and 3.
+    step : float
+        Size of a neighbour: :math:`r` for Algorithm 2 (r-neighbouring), 1 otherwise.
+    lam : float or array_like
+        Orders in :math:`(1, \\infty)`.
+
+    Returns
+    -------
+    ndarray
+        The maximum per order; ``inf`` where a neighbour or a mixture is not normalizable.
+    """
+    step = _validate.scalar(_validate.positive(step, "step"), "step")
+    lam = _validate.order(lam, "lam", strict=True)
+    best = np.zeros(np.shape(lam))
+    for corner in pset_corners(eta0, n):
+        for sign in (1.0, -1.0):
+            q = corner + sign * np.array([step, 0.0])
+            if not _normalizable(q):
+                return np.full(np.shape(lam), np.inf)[()]
+            best = np.maximum(best, renyi_natural(corner, q, lam))
+    return best[()]
+
+
+def pset_supremum(eta0, n, mass, lam):
+    """The supremum of Algorithms 1-3's divergence over neighbouring pairs that both lie in ``pset``.
+
+    For an integer data size ``n`` and a mass ``mass`` per record (:math:`r` for Algorithm 2,
+    1 otherwise), the reachable parameters are :math:`\\eta_0 + \\mathrm{mass}\\,(k, n)`,
+    :math:`k = 0..n` successes; a neighbour changes one record, :math:`k \\to k \\pm 1`. Every pair,
+    both directions, by eq. (5): a brute force independent of :mod:`lib.mechanisms.posterior_sampling`.
+    (On the convex hull the maximum is the same: for fixed :math:`\\eta_P` the divergence is
+    convex in :math:`\\eta_Q`, Theorem 15, and the segment's ends are these pairs.)
+
+    Parameters
+    ----------
+    eta0 : array_like, shape (2,)
+    n : int
+        Records, at most :data:`MAX_PSET_N`.
+    mass : float
+        Weight of one record (positive).
+    lam : float
+        Order in :math:`(1, \\infty)`.
+    """
+    eta0 = _eta(eta0, "eta0")
+    n = _validate.integer(n, "n", 1, MAX_PSET_N)
+    mass = _validate.scalar(_validate.positive(mass, "mass"), "mass")
+    lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
+    k = np.arange(n)  # pairs (k, k + 1)
+    lo = eta0 + mass * np.stack([k, np.full(n, n)], axis=1)
+    hi = lo + np.array([mass, 0.0])
+    with np.errstate(invalid="ignore"):
+        mixes = [lam * a + (1 - lam) * b for a, b in ((lo, hi), (hi, lo))]
+    if not all(np.all(_normalizable(m)) for m in mixes):
+        return np.inf
+    return float(max(renyi_natural(lo, hi, lam).max(), renyi_natural(hi, lo, lam).max()))
+
+
+def heldout_neg_loglik(theta, k, n, *, reading):
+    """The two readings of Figure 2 (c, d)'s ":math:`-\\log p(X_H \\mid \\theta)`".
+
+    Parameters
+    ----------
+    theta : array_like
+        Success probabilities in :math:`(0, 1)`.
+    k : array_like of int
+        Successes among the ``n`` held-out trials; broadcasts with ``theta``.
+    n : int
+        Held-out trials (100 in the paper).
+    reading : {"sequence", "count"}
+        ``"sequence"``: the likelihood of the ordered trials,
+        :math:`-(k\\log\\theta + (n-k)\\log(1-\\theta))`, at least :math:`n H(k/n)`, near
+        :math:`100\\log 2 \\approx 69.3` for Bernoulli(0.5) data. ``"count"``: the binomial pmf of
+        the count, the same minus :math:`\\log\\binom{n}{k}`.
+    """
+    if reading not in ("sequence", "count"):
+        raise ValueError(f"reading must be 'sequence' or 'count'; got {reading!r}")
+    theta = _validate.open_unit(theta, "theta")
+    n = _validate.integer(n, "n")
+    k = _validate.integer_array(k, "k")
+    if np.any(k < 0) or np.any(k > n):
+        raise ValueError(f"k must lie in [0, n] = [0, {n}]")
+    out = -(k * np.log(theta) + (n - k) * np.log1p(-theta))
+    if reading == "count":
+        out = out - (special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1))
+    return out[()]
+
+
+def split_sign_test(shares, *, null=0.5):
+    """A two-sided sign test over replicates (train/test splits) of a per-replicate share.
+
+    Each replicate (its own split and seed) gives one share, e.g. the fraction of a group's
+    cells where a rival beats Algorithm 1. Replicates are independent; the sign test needs no
+    variance, so it also works when every replicate gives the same share.
+
+    Parameters
+    ----------
+    shares : array_like, shape (k,)
+        One value per replicate, in [0, 1].
+    null : float
+        The share under no preference.
+
+    Returns
+    -------
+    dict
+        ``mean``, ``se`` (standard error over replicates, ``ddof=1``), ``above``, ``below``
+        (replicates strictly above and below ``null``; ties dropped) and ``p`` (two-sided
+        binomial test on above vs below; 1 when every replicate ties).
+    """
+    s = _validate.in_range(shares, "shares", 0.0, 1.0, open_low=False, open_high=False).ravel()
+    if s.size < 2:
+        raise ValueError(f"shares must hold at least 2 replicates; got {s.size}")
+    above, below = int((s > null).sum()), int((s < null).sum())
+    p = stats.binomtest(above, above + below).pvalue if above + below else 1.0
+    return {"mean": float(s.mean()), "se": float(s.std(ddof=1) / np.sqrt(s.size)),
+            "above": above, "below": below, "p": float(p)}
+
+
+def replicate_t_test(diffs):
+    """One-sample t-test over replicates of a difference (rival minus Algorithm 1, oriented).
+
+    Parameters
+    ----------
+    diffs : array_like, shape (k,)
+        One difference of means per replicate (split), at least 2 finite values.
+
+    Returns
+    -------
+    dict
+        ``mean``, ``se`` (``ddof=1``), ``t`` and two-sided ``p``.
+    """
+    d = _validate._as_float(diffs, "diffs").ravel()
+    if d.size < 2 or not np.all(np.isfinite(d)):
+        raise ValueError("diffs must hold at least 2 finite replicates")
+    se = d.std(ddof=1) / np.sqrt(d.size)
+    t = d.mean() / se if se > 0 else np.sign(d.mean()) * np.inf
+    p = 2 * stats.t.sf(abs(t), d.size - 1) if se > 0 else (0.0 if d.mean() != 0 else 1.0)
+    return {"mean": float(d.mean()), "se": float(se), "t": float(t), "p": float(p)}
