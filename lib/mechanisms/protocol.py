@@ -34,7 +34,7 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 
 from lib import _validate
-from lib.privacy.guarantees import ApproximateDP, Guarantee, NotPrivate, PureDP, RenyiDP
+from lib.privacy.guarantees import ApproximateDP, Guarantee, NotPrivate, PureDP, RenyiDP, ZeroConcentratedDP
 
 #: Replace-one sensitivities of one histogram release: one record leaves a cell
 #: and enters another, so two counts move by one.
