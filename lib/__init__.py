@@ -13,7 +13,8 @@ matplotlib.
 """
 
 from lib._version import __version__  # the distribution's version, from its metadata
-from lib.privacy.accounting import OrderChoice, dp_to_rdp, fixed_order, min_order, optimal_order, rdp_to_dp
+from lib.privacy.accounting import dp_to_rdp, min_order, rdp_to_dp
+from lib.mechanisms.dirichlet.order import OrderChoice, fixed_order, optimal_order
 from lib.mechanisms.noise import GaussianMechanism, LaplaceMechanism
 from lib.mechanisms.dirichlet.divergence import kl_divergence, renyi_divergence_dirichlet
 from lib.mechanisms.dirichlet.moments import expected_kl_loss, output_bias, output_mean, output_raw_moment, output_variance

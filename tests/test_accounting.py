@@ -80,13 +80,9 @@ def test_bad_input_raises(args, match):
 
 from scipy import special  # noqa: E402
 
-from lib.privacy.accounting import (  # noqa: E402
-    dp_to_rdp,
-    expected_kl_loss,
-    fixed_order,
-    min_order,
-    optimal_order,
-)
+from lib.mechanisms.dirichlet.moments import expected_kl_loss  # noqa: E402
+from lib.mechanisms.dirichlet.order import fixed_order, optimal_order  # noqa: E402
+from lib.privacy.accounting import dp_to_rdp, min_order  # noqa: E402
 
 PAPER_COUNTS = np.array([119, 74, 618, 272, 13, 187])
 

@@ -6,7 +6,8 @@ import mpmath
 import numpy as np
 import pytest
 
-from lib.privacy.accounting import dp_to_rdp, fixed_order, min_order, rdp_to_dp
+from lib.privacy.accounting import dp_to_rdp, min_order, rdp_to_dp
+from lib.mechanisms.dirichlet.order import fixed_order
 from lib.mechanisms.dirichlet import approximate_dp
 from lib.mechanisms.dirichlet.approximate_dp import (
     analytic_gaussian_delta,

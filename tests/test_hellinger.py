@@ -225,7 +225,7 @@ def test_head_to_head_calibration_is_memoised_and_unchanged():
     again = hm.head_to_head((1.0, 1.0), (20, 80), 1.0, 1e-6, reference=ref, repeats=50, rng=2)["_calibration"]
     assert hm._order_for.cache_info().hits == 1 and hm._exact_scale_for.cache_info().hits == 1
     assert first == again
-    from lib.privacy.accounting import optimal_order
+    from lib.mechanisms.dirichlet.order import optimal_order
     direct = optimal_order(1.0, 1e-6, ref)
     assert first["r_app_b"] == direct.r and first["alpha"] == direct.alpha
     assert first["r_exact"] == hm.dirichlet_exact_scale(direct.alpha, 100, 1.0, 1e-6)

@@ -386,6 +386,7 @@ API_PAGES = {
          "mechanism, and the mathematics under it."),
         (None, "lib.mechanisms.dirichlet.calibration", ""),
         (None, "lib.mechanisms.dirichlet.mechanism", ""),
+        ("The order for an (ε̂, δ) target", "lib.mechanisms.dirichlet.order", ""),
         ("Approximate DP for a whole model (Appendix C)", "lib.mechanisms.dirichlet.approximate_dp", ""),
         ("Moments of the output (Section 2.2)", "lib.mechanisms.dirichlet.moments", ""),
         ("Divergences (Appendix E)", "lib.mechanisms.dirichlet.divergence", ""),

@@ -1193,8 +1193,8 @@ def _monte_carlo(true_post, released_post):
 
 @lru_cache(maxsize=256)
 def _order_for(epsilon_hat: float, delta: float, reference: tuple):
-    """:func:`lib.privacy.accounting.optimal_order`, memoised: a calibration depends on public values only."""
-    from lib.privacy.accounting import optimal_order
+    """:func:`lib.mechanisms.dirichlet.order.optimal_order`, memoised: a calibration depends on public values only."""
+    from lib.mechanisms.dirichlet.order import optimal_order
     return optimal_order(epsilon_hat, delta, np.array(reference))
 
 
@@ -1210,7 +1210,7 @@ def head_to_head(prior, counts, epsilon_hat, delta, *, reference, repeats=2000, 
     * ``M_H``: the note's mechanism at the note's :math:`(\\varepsilon, \\delta) = (\\hat\\varepsilon, \\delta)`;
       ``EM (global sens.)``: the same scores with the global sensitivity, :math:`\\hat\\varepsilon`-DP.
       Both exact expectations over the finite output set (``k = 2`` only: O(n) per data set).
-    * ``Dirichlet (App. B)``: Algorithm 1 at the order of :func:`lib.privacy.accounting.optimal_order`
+    * ``Dirichlet (App. B)``: Algorithm 1 at the order of :func:`lib.mechanisms.dirichlet.order.optimal_order`
       for the public ``reference`` histogram (Appendix B, eq. (14)); ``Dirichlet (exact d=2)``:
       the same :math:`\\alpha` with the largest :math:`r` whose exact :math:`\\delta` is at most
       ``delta`` (:func:`dirichlet_exact_scale`). A draw :math:`y` becomes the posterior

@@ -13,9 +13,9 @@ release (:func:`calibrate_model`):
   :math:`(\\lambda, m\\varepsilon)`-RDP, converted once by eq. (14)
   (:func:`lib.privacy.accounting.dp_to_rdp`). The order minimises the expected KL loss
   of *public* reference tables (:func:`public_reference`, :func:`model_order`,
-  the search of :func:`lib.privacy.accounting.optimal_order` summed over the
+  the search of :func:`lib.mechanisms.dirichlet.order.optimal_order` summed over the
   releases), or follows the author's rule
-  :math:`\\lambda = 1 + 1/\\varepsilon` (:func:`lib.privacy.accounting.fixed_order`).
+  :math:`\\lambda = 1 + 1/\\varepsilon` (:func:`lib.mechanisms.dirichlet.order.fixed_order`).
 * ``"gaussian"``: the :math:`m` releases with i.i.d. :math:`N(0, \\sigma^2)` noise
   are one Gaussian mechanism of joint :math:`\\ell_2`-sensitivity
   :math:`\\sqrt{2m}`; :math:`\\sigma` is the exact one of Balle and Wang's
@@ -44,8 +44,8 @@ import numpy as np
 from scipy import special
 
 from lib import _validate
-from lib.privacy.accounting import (_MAX_BRACKET_STEPS, OrderChoice, blame_target, dp_to_rdp, fixed_order, min_order, search_order,
-                         search_order_many)
+from lib.privacy.accounting import _MAX_BRACKET_STEPS, blame_target, dp_to_rdp, min_order, search_order, search_order_many
+from lib.mechanisms.dirichlet.order import OrderChoice, fixed_order
 from lib.mechanisms.dirichlet.calibration import calibrate
 from lib.mechanisms.gohari import gohari_calibrate
 from lib.mechanisms.gohari.batch import gohari_calibrate_many
@@ -198,7 +198,7 @@ def _summed_kl(groups, r, alpha):
 def model_order(epsilon_hat, delta, histograms, *, n_releases, grid_size=128) -> OrderChoice:
     """The order that minimises :func:`total_expected_kl` of a model's tables.
 
-    :func:`lib.privacy.accounting.optimal_order` for a model of several releases of
+    :func:`lib.mechanisms.dirichlet.order.optimal_order` for a model of several releases of
     different shapes: every order :math:`\\lambda > \\lambda_0` meets the target
     with the per-release level ``dp_to_rdp(epsilon_hat, lam, delta,
     n_releases=m)``, and the search (a grid of ``grid_size`` points in
@@ -317,7 +317,7 @@ def dirichlet_order(epsilon_hat, delta, n_releases, *, reference=None, rule="opt
         ``rule="optimal"`` (:func:`model_order`), used only to report
         ``expected_kl`` by ``"fixed"``.
     rule : {"optimal", "fixed"}
-        :func:`model_order` or the author's :func:`lib.privacy.accounting.fixed_order`
+        :func:`model_order` or the author's :func:`lib.mechanisms.dirichlet.order.fixed_order`
         (:math:`\\lambda = 1 + 1/\\varepsilon`).
 
     Returns

@@ -63,7 +63,7 @@ class DirichletMechanism(Mechanism):
     name, label = "dirichlet", "Dirichlet"
     #: How :meth:`calibrate_dp` chooses the order: "optimal" (expected KL of
     #: public reference tables, :func:`lib.mechanisms.dirichlet.approximate_dp.model_order`) or
-    #: "fixed" (the author's rule, :func:`lib.privacy.accounting.fixed_order`).
+    #: "fixed" (the author's rule, :func:`lib.mechanisms.dirichlet.order.fixed_order`).
     order_rule = "optimal"
 
     def __init__(self, epsilon, lam, l2_sq=2.0, linf=1.0):
@@ -166,7 +166,7 @@ class DirichletMechanism(Mechanism):
 
     @classmethod
     def _from_choice(cls, choice, spec):
-        """The calibration of :meth:`calibrate_dp` for an :class:`lib.privacy.accounting.OrderChoice`.
+        """The calibration of :meth:`calibrate_dp` for an :class:`lib.mechanisms.dirichlet.order.OrderChoice`.
 
         The choice already holds Algorithm 1's ``r`` and ``alpha`` at its order
         and level (the values the constructor would compute: Line 1 solves each
