@@ -79,11 +79,11 @@ def child(mode, path, trace):
         X = np.column_stack([table.column(f).to_numpy() for f in ex.FEATURES])
         y = (table.column("y").to_numpy(zero_copy_only=False) == "yes").astype(np.int64)
         del table
-        model = PrivateNaiveBayes("dirichlet", epsilon=1.0, n_values=list(ex.N_VALUES), classes=None,
+        model = PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), n_values=list(ex.N_VALUES), classes=None,
                                   n_classes=2, random_state=5).fit(X.astype(np.int64), y)
     elif mode == "pandas":
         frame = pq.read_table(path).to_pandas()
-        model = PrivateNaiveBayes("dirichlet", epsilon=1.0, categories=[list(range(v)) for v in ex.N_VALUES],
+        model = PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), categories=[list(range(v)) for v in ex.N_VALUES],
                                   classes=list(ex.CLASSES), random_state=5)
         model.fit(frame[list(ex.FEATURES)], frame["y"])
     else:

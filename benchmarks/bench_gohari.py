@@ -20,25 +20,15 @@ best of several repeats; only the ratios are meant to carry over between machine
 from __future__ import annotations
 
 import time
-import timeit
 
 import numpy as np
 from scipy import special
 
-from lib.mechanisms.gohari import (
-    _params,
-    _union_tail,
-    _vertices,
-    gohari_calibrate,
-    gohari_delta,
-    gohari_epsilon,
-    gohari_epsilon_at,
-)
+from _timing import best_of
+
+from lib.mechanisms.gohari import gohari_calibrate, gohari_delta, gohari_epsilon, gohari_epsilon_at
+from lib.mechanisms.gohari._core import params, union_tail, vertices
 from lib.mechanisms.gohari.reference import delta_reference, epsilon_reference
-
-
-def best_of(func, repeat: int = 5, number: int = 1) -> float:
-    return min(timeit.repeat(func, repeat=repeat, number=number)) / number
 
 
 def random_settings(n: int, rng: np.random.Generator):
@@ -60,10 +50,10 @@ def accuracy(settings, *, direct_limit: float = 200.0):
     n_direct = n_points = 0
     worst_case = None
     for r, lam, n_total, d in settings:
-        verts = _vertices(_params(r, lam, n_total, d, 0), d)
+        verts = vertices(params(r, lam, n_total, d, 0), d == 2)
         for target in (1e-9, 1e-5, 1e-3):
             gamma = gohari_epsilon(r, target, lam=lam, n_total=n_total, d=d).gamma
-            ours = _union_tail(np.array([gamma]), verts)[:, 0]
+            ours = union_tail(np.array([gamma]), verts)[:, 0]
             for v, value in zip(verts, ours):
                 ref = float(delta_reference(gamma, v, method="inclusion_exclusion"))
                 err = abs(value / ref - 1)
@@ -101,7 +91,7 @@ def main() -> None:
         kw = dict(lam=lam, n_total=n_total, d=d)
         g = gohari_epsilon(r, 1e-5, **kw)
         t_delta = best_of(lambda: gohari_delta(g.gamma, r, lam, n_total, d), number=200)
-        verts = _vertices(_params(r, lam, n_total, d, 0), d)
+        verts = vertices(params(r, lam, n_total, d, 0), d == 2)
         t_mp = best_of(lambda: [delta_reference(g.gamma, v, method="inclusion_exclusion")
                                 for v in verts], repeat=1)
         t_eps = best_of(lambda: gohari_epsilon(r, 1e-5, **kw), number=20)

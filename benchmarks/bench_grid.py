@@ -58,15 +58,6 @@ def draw(counts, rng):
         getattr(rng, method)(size=n) if method != "standard_gamma" else rng.standard_gamma(2.0, size=n)
 
 
-def best(f, repeats):
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t)
-    return min(times)
-
-
 class Stages:
     """Time spent in the grid's calibrations, releases and scoring (wrapped for one run)."""
 
@@ -121,10 +112,11 @@ def main(argv=None):
     splits = {n: prepare(n) for n in DATASETS} if any(w.startswith("nb") for w in wanted) else {}
     networks = {n: prepare_network(n) for n in G.BN_DATASETS} if any(w.startswith("bn") for w in wanted) else {}
     grids = [
-        ("nb-rdp", "naive Bayes, RDP", "naive-bayes", G.NB_MODELS, G.DEFAULT_EPSILONS, "rdp", splits),
-        ("nb-dp", "naive Bayes, (eps_hat, delta)", "naive-bayes", G.NB_DP_MODELS, G.DP_NB_EPSILONS, "dp", splits),
-        ("bn-rdp", "networks, RDP", "bayesian-network", G.BN_MODELS, G.DEFAULT_EPSILONS, "rdp", networks),
-        ("bn-dp", "networks, (eps_hat, delta)", "bayesian-network", G.BN_DP_MODELS, G.DP_BN_EPSILONS, "dp",
+        ("nb-rdp", "naive Bayes, RDP", "naive-bayes", G.NB_MODELS, G.DEFAULT_EPSILONS, G.RDP_TARGET, splits),
+        ("nb-dp", "naive Bayes, (eps_hat, delta)", "naive-bayes", G.NB_DP_MODELS, G.DP_NB_EPSILONS, G.DP_TARGET,
+         splits),
+        ("bn-rdp", "networks, RDP", "bayesian-network", G.BN_MODELS, G.DEFAULT_EPSILONS, G.RDP_TARGET, networks),
+        ("bn-dp", "networks, (eps_hat, delta)", "bayesian-network", G.BN_DP_MODELS, G.DP_BN_EPSILONS, G.DP_TARGET,
          networks),
     ]
     rng = np.random.default_rng(0)

@@ -13,16 +13,11 @@ the best of several repeats; only the ratios are meant to carry over between mac
 
 from __future__ import annotations
 
-import timeit
-
 import numpy as np
 from scipy import optimize, special
 
+from _timing import best_of
 from lib import DirichletMechanism, calibrate, rdp_epsilon
-
-
-def best_of(func, repeat: int = 5, number: int = 1) -> float:
-    return min(timeit.repeat(func, repeat=repeat, number=number)) / number
 
 
 def scalar_loop(epsilons: np.ndarray, lam: float, l2_sq: float = 2.0, linf: float = 1.0) -> np.ndarray:

@@ -16,12 +16,12 @@ import time
 
 import numpy as np
 
+from _timing import print_time_split
 from lib.experiments import cell_seed, run
 from lib.experiments.data import DATASETS
-from lib.experiments.grid import DEFAULT_EPSILONS, NB_MODELS
+from lib.experiments.grid import DEFAULT_EPSILONS, NB_MODELS, RDP_TARGET, calibrate
 from lib.experiments.preprocessing import prepare
 from lib.models.naive_bayes import count, log_proba, model_spec, release_parameters
-from lib.mechanisms.protocol import get
 
 
 def parts(splits, n_repeats=10, seed=0):
@@ -34,7 +34,7 @@ def parts(splits, n_repeats=10, seed=0):
         spec = model_spec(s.n_values, s.n_classes, len(s.y_train))
         for model in ("mle", "dirichlet", "gaussian", "laplace"):
             t0 = time.perf_counter()
-            released = [release_parameters(*counts, get(model).calibrate_rdp(eps, 5.0, spec), n_draws=n_repeats,
+            released = [release_parameters(*counts, calibrate(model, RDP_TARGET.with_level(eps), spec), n_draws=n_repeats,
                                            rng=np.random.default_rng(cell_seed(seed, name, model, eps)))
                         for eps in DEFAULT_EPSILONS]
             prior = np.concatenate([p for p, _ in released])
@@ -59,11 +59,7 @@ def main() -> None:
     print(f"run naive-bayes rdp, {len(res)} rows ({len(DATASETS)} datasets x {len(DEFAULT_EPSILONS)} "
           f"epsilons x {len(NB_MODELS)} models x 10 repeats)")
     print(f"  best of 3                : {min(times):6.2f} s   (target < 60 s)")
-    spent = min((parts(splits) for _ in range(3)), key=lambda d: sum(d.values()))
-    total = sum(spent.values())
-    print("time split (best of 3 runs of the mle and private models)")
-    for key, value in spent.items():
-        print(f"  {key:8s}: {value:6.2f} s  ({100 * value / total:4.1f} %)")
+    print_time_split("time split (best of 3 runs of the mle and private models)", lambda: parts(splits), 3, width=8)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ X = rng.integers({values}, size=(n, {k}))
 y = (X[:, 0] + rng.integers(3, size=n) > 5).astype(np.int64)
 if which == "ours":
     from lib.models.naive_bayes import PrivateNaiveBayes
-    model = PrivateNaiveBayes("dirichlet", epsilon=1.0, random_state=0)
+    model = PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=0)
     fit = lambda: model.fit(X, y, n_values=np.full({k}, {values}), n_classes=2)
 else:
     from sklearn.naive_bayes import CategoricalNB

@@ -16,12 +16,12 @@ Run with ``DIRICHLET_DATA_DIR=... python benchmarks/bench_scoring.py``.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 from scipy import sparse
 from scipy.special import logsumexp
 
+from _timing import best_with_result as best
 from lib.experiments import grid as G
 from lib.experiments.data import DATASETS
 from lib.experiments.preprocessing import prepare
@@ -42,15 +42,6 @@ def before(X, y, prior, tables, n_values):
     return ce, (np.argmax(lp, axis=-1) == y).mean(axis=-1)
 
 
-def best(f, repeats):
-    out, times = None, []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = f()
-        times.append(time.perf_counter() - t)
-    return min(times), out
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeats", type=int, default=5)
@@ -61,7 +52,7 @@ def main(argv=None):
     for name in DATASETS:
         split = prepare(name)
         task = G.NaiveBayesTask(split)
-        batches = [task.release(G.calibrate("dirichlet", "rdp", eps, task.spec), 10, np.random.default_rng(i))
+        batches = [task.release(G.calibrate("dirichlet", G.RDP_TARGET.with_level(eps), task.spec), 10, np.random.default_rng(i))
                    for i, eps in enumerate(G.DEFAULT_EPSILONS)]
         prior = np.concatenate([b[0] for b in batches])
         tables = [np.concatenate([b[1][k] for b in batches]) for k in range(len(split.n_values))]

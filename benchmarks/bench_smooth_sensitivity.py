@@ -21,17 +21,17 @@ only the ratios are meant to carry over between machines.
 from __future__ import annotations
 
 import argparse
-import timeit
 
 import numpy as np
 
+import _timing as timing
 from lib.models import mixed_naive_bayes as gnb
 from lib.experiments import mixed
 from lib.mechanisms import smooth_sensitivity as ss
 
 
 def best_of(func, repeat: int = 3) -> float:
-    return min(timeit.repeat(func, repeat=repeat, number=1))
+    return timing.best_of(func, repeat=repeat)
 
 
 def bench_std(sizes, betas, rng):

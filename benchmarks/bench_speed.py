@@ -4,7 +4,7 @@
    against the path before issue 30 (``calibrate`` budget by budget, one
    search per table shape, each worst case through ``_evaluate`` and
    ``renyi_divergence_dirichlet``: ``posterior_sampling._search(...,
-   reference=True)``), and ``calibrate_dp`` (48 orders) against the same
+   reference=True)``), and the (eps_hat, delta) calibration (48 orders) against the same
    reference search shape by shape. The scales are asserted identical.
 2. ``PrivateNaiveBayes.predict_proba`` (one model, flat lookups, codes
    validated once) against the batched ``log_proba`` it used before (the codes
@@ -36,6 +36,8 @@ import time
 
 import numpy as np
 
+from _timing import best_with_result as best
+from lib.privacy.guarantees import ApproximateDP, RenyiDP
 from lib.mechanisms import posterior_sampling as ps
 from lib.experiments import grid
 from lib.models.naive_bayes import PrivateNaiveBayes, log_proba, model_spec
@@ -44,16 +46,6 @@ from lib.mechanisms.protocol import ReleaseSpec, get
 #: Adult's naive Bayes shapes and training size, used when the data files are not available.
 ADULT = ReleaseSpec(((1, 2),) + ((2, 10), (2, 9), (2, 17), (2, 10), (2, 8), (2, 15), (2, 7), (2, 6), (2, 3),
                                  (2, 10), (2, 10), (2, 10), (2, 42)), 34189)
-
-
-def best(f, repeats):
-    """Fastest of ``repeats`` runs of ``f()``: (seconds, last result)."""
-    times, out = [], None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = f()
-        times.append(time.perf_counter() - t)
-    return min(times), out
 
 
 def specs():
@@ -92,10 +84,11 @@ def bench_calibration(repeats):
                 return [reference_scales(cls, e / m, 5.0, spec) for e in budgets]
 
             t_old, ref = best(old_grid, repeats)
-            t_new, cals = best(lambda: grid.calibrate_many(cls, "rdp", budgets, spec), repeats)
+            targets = [grid.RDP_TARGET.with_level(e) for e in budgets]
+            t_new, cals = best(lambda: grid.calibrate_many(cls, targets, spec), repeats)
             for r, cal in zip(ref, cals):
                 assert [o.scale for o in cal.releases] == [float(r[sh][0]) for sh in spec.shapes]
-            # calibrate_dp's order grid, as in lib.mechanisms.posterior_sampling (the scales compared at every order)
+            # the (eps_hat, delta) calibration's order grid, as in lib.mechanisms.posterior_sampling (the scales compared at every order)
             from lib.privacy.accounting import dp_to_rdp, min_order
 
             lam0 = min_order(1.0, grid.DP_DELTA)
@@ -105,10 +98,10 @@ def bench_calibration(repeats):
             d_new, got = best(lambda: ps._calibrate_shapes(eps, lams, cls.prior, spec.n_total,
                                                            sorted(set(spec.shapes)), cls.kind), repeats)
             assert all(np.array_equal(ref[sh], got[sh]) for sh in ref)
-            t_dp, _ = best(lambda: cls.calibrate_dp(1.0, grid.DP_DELTA, spec), repeats)
+            t_dp, _ = best(lambda: cls.calibrate(ApproximateDP(1.0, grid.DP_DELTA), spec), repeats)
             print(f"   {data:12s} {name:21s} grid RDP ({len(budgets)} budgets): {t_old:6.3f} s -> {t_new:6.3f} s "
                   f"= {t_old / t_new:5.1f}x;  48-order search: {d_old:6.3f} s -> {d_new:6.3f} s = "
-                  f"{d_old / d_new:5.1f}x (calibrate_dp {t_dp:.3f} s); scales identical")
+                  f"{d_old / d_new:5.1f}x ((eps_hat, delta) calibration {t_dp:.3f} s); scales identical")
             totals["grid"][0] += t_old
             totals["grid"][1] += t_new
             totals["dp"][0] += d_old
@@ -123,7 +116,7 @@ def bench_prediction(rows, repeats):
     X = rng.integers(10, size=(rows, 20))
     y = (X[:, 0] + rng.integers(3, size=rows) > 5).astype(np.int64)
     n_values = np.full(20, 10)
-    model = PrivateNaiveBayes("dirichlet", epsilon=1.0, random_state=0)
+    model = PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=0)
     t_fit, _ = best(lambda: model.fit(X, y, n_values=n_values, n_classes=2), repeats)
 
     def old():

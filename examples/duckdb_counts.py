@@ -22,6 +22,7 @@ import numpy as np
 
 from lib.models.counts import counts_sql, tables_from_rows
 from lib.models.naive_bayes import PrivateNaiveBayes
+from lib.privacy.guarantees import RenyiDP
 
 #: The public domain of the synthetic table: 4 attributes and a binary class.
 N_VALUES = (3, 5, 8, 12)
@@ -79,7 +80,7 @@ def count_with_duckdb(path, threads=None):
 def release(rows, epsilon=1.0, random_state=None):
     """The private model from DuckDB's rows (public domain: N_VALUES, CLASSES)."""
     class_counts, tables = tables_from_rows(rows, [range(v) for v in N_VALUES], CLASSES)
-    model = PrivateNaiveBayes("dirichlet", epsilon=epsilon, n_values=list(N_VALUES), classes=list(CLASSES),
+    model = PrivateNaiveBayes("dirichlet", RenyiDP(5.0, epsilon), n_values=list(N_VALUES), classes=list(CLASSES),
                               random_state=random_state)
     return model.fit_counts(class_counts, tables)
 

@@ -20,9 +20,11 @@ from lib.mechanisms.dirichlet.divergence import kl_divergence, renyi_divergence_
 from lib.mechanisms.dirichlet.moments import expected_kl_loss, output_bias, output_mean, output_raw_moment, output_variance
 from lib.mechanisms.dirichlet.calibration import Calibration, calibrate, rdp_epsilon
 from lib.mechanisms.dirichlet.mechanism import DirichletMechanism
+import lib.mechanisms.gohari.mechanism  # registers "gohari" after "dirichlet"
 from lib.models.naive_bayes import PrivateNaiveBayes
 from lib.privacy.neighbours import all_neighbours, random_neighbours
 from lib.mechanisms.posterior_sampling import ConcentratedPosterior, DiffusedPosterior
+import lib.mechanisms.hellinger  # registers the smoothed-Hellinger family after the posterior samplers
 from lib.mechanisms.dirichlet.special import log_multivariate_beta, tetragamma, trigamma, trigamma_bounds, trigamma_series
 
 __all__ = [

@@ -169,6 +169,26 @@ def integer(value, name: str, low: int = 1, high: int | None = None) -> int:
     return int(value)
 
 
+def dp_target(epsilon_hat, delta) -> tuple[float, float]:
+    """An :math:`(\\hat\\varepsilon, \\delta)` target as floats in :math:`(0, \\infty) \\times (0, 1)`."""
+    eps = scalar(positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
+    return eps, scalar(open_unit(delta, "delta"), "delta")
+
+
+def domain_sizes(value, name: str = "domain_sizes") -> tuple[int, ...]:
+    """A non-empty 1-D sequence of integers in :math:`[2, \\infty)`, one per release, as a tuple of ints."""
+    sizes = np.asarray(value)
+    if (sizes.ndim != 1 or sizes.size < 1 or not np.issubdtype(sizes.dtype, np.integer)
+            or np.any(sizes < 2)):
+        raise ValueError(
+            f"{name} must be a non-empty 1-D sequence of integers in [2, inf), one per "
+            f"release; got {value!r}"
+        )
+    sizes = tuple(int(v) for v in sizes)
+    cells(sum(sizes), f"{name} (summing to {sum(sizes)})")
+    return sizes
+
+
 def integer_array(value, name: str) -> np.ndarray:
     """An array of integers (any integer dtype, not bool) as int64, without a copy if possible.
 

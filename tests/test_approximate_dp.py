@@ -1,4 +1,6 @@
-"""Tests of lib.mechanisms.dirichlet.approximate_dp: one (eps_hat, delta) target for m histogram releases."""
+"""One (eps_hat, delta) target for m histogram releases: the Dirichlet mechanism's calibration
+(lib.mechanisms.dirichlet.approximate_dp), the Gaussian and Laplace solvers (lib.mechanisms.noise.calibration)
+and Gohari et al.'s composition (lib.mechanisms.gohari.mechanism)."""
 
 from typing import NamedTuple
 
@@ -8,22 +10,13 @@ import pytest
 
 from lib.privacy.accounting import dp_to_rdp, min_order, rdp_to_dp
 from lib.mechanisms.dirichlet.order import fixed_order
-from lib.mechanisms.dirichlet import approximate_dp
-from lib.mechanisms.dirichlet.approximate_dp import (
-    analytic_gaussian_delta,
-    analytic_gaussian_sigma,
-    author_laplace_scale,
-    classical_gaussian_sigma,
-    dirichlet_order,
-    gohari_releases,
-    laplace_dp_scale,
-    model_order,
-    public_reference,
-    rdp_gaussian_sigma,
-    total_expected_kl,
-)
+from lib.mechanisms.dirichlet.approximate_dp import dirichlet_order, model_order, public_reference, total_expected_kl
+from lib.mechanisms.gohari import mechanism as gohari_mechanism
+from lib.mechanisms.gohari.mechanism import GOHARI_LAM, GohariMechanism, gohari_prefill, gohari_releases
+from lib.mechanisms.noise.calibration import (analytic_gaussian_delta, analytic_gaussian_sigma, author_laplace_scale,
+                                              classical_gaussian_sigma, laplace_dp_scale, rdp_gaussian_sigma)
 from lib.mechanisms.noise import GaussianMechanism, LaplaceMechanism
-from lib.mechanisms.protocol import ReleaseSpec, get, names
+from lib.mechanisms.protocol import ApproximateDP, ReleaseSpec, RenyiDP, get, names
 from lib import DirichletMechanism, calibrate
 from lib.mechanisms.dirichlet.moments import expected_kl_loss
 
@@ -162,7 +155,7 @@ def spec_of(sizes, rows=None, n_total=500):
 
 def test_dirichlet_calibrate_dp_composes_to_the_target():
     sizes, rows = [2, 4, 4, 7], [1, 2, 2, 2]
-    cal = get("dirichlet").calibrate_dp(0.5, DELTA, spec_of(sizes, rows))
+    cal = get("dirichlet").calibrate(ApproximateDP(0.5, DELTA), spec_of(sizes, rows))
     assert cal.attained and len(cal.releases) == 4
     mech = cal.releases[0]
     assert isinstance(mech, DirichletMechanism) and mech.lam == cal.parameters["lam"]
@@ -175,15 +168,15 @@ def test_dirichlet_calibrate_dp_composes_to_the_target():
 
 def test_noise_mechanisms_calibrate_dp():
     spec = spec_of([2, 3, 5])
-    g = get("gaussian").calibrate_dp(2.0, DELTA, spec)
+    g = get("gaussian").calibrate(ApproximateDP(2.0, DELTA), spec)
     assert isinstance(g.releases[0], GaussianMechanism)
     assert g.parameters["sigma"] == pytest.approx(analytic_gaussian_sigma(2.0, DELTA, np.sqrt(6)))
     assert analytic_gaussian_delta(g.parameters["sigma"], 2.0, np.sqrt(6)) == pytest.approx(DELTA, rel=1e-9)
     classical = get("gaussian_classical")
-    assert classical.calibrate_dp(2.0, DELTA, spec).parameters["sigma"] > g.parameters["sigma"]
-    assert (classical.calibrate_dp(10.0, DELTA, spec).parameters["sigma"]
-            < get("gaussian").calibrate_dp(10.0, DELTA, spec).parameters["sigma"])
-    la = LaplaceMechanism.configured(clip_floor=1.0).calibrate_dp(2.0, DELTA, spec)
+    assert classical.calibrate(ApproximateDP(2.0, DELTA), spec).parameters["sigma"] > g.parameters["sigma"]
+    assert (classical.calibrate(ApproximateDP(10.0, DELTA), spec).parameters["sigma"]
+            < get("gaussian").calibrate(ApproximateDP(10.0, DELTA), spec).parameters["sigma"])
+    la = LaplaceMechanism.configured(clip_floor=1.0).calibrate(ApproximateDP(2.0, DELTA), spec)
     assert isinstance(la.releases[2], LaplaceMechanism) and la.releases[2].scale == 3.0
     assert la.releases[2].floor == 1.0
     counts = np.array([[5.0, 0.0, 1.0]] * 4)
@@ -193,12 +186,12 @@ def test_noise_mechanisms_calibrate_dp():
 
 @pytest.mark.parametrize("name, eps, match", [
     ("exponential", 1.0, "mechanism must be one of"),
-    ("laplace", -1.0, "epsilon_hat"),
+    ("laplace", -1.0, "epsilon"),
     ("gaussian", 0.0, "epsilon_hat"),
 ])
 def test_calibrate_dp_rejects_bad_input(name, eps, match):
     with pytest.raises(ValueError, match=match):
-        get(name).calibrate_dp(eps, DELTA, spec_of([2]))
+        get(name).calibrate(ApproximateDP(eps, DELTA), spec_of([2]))
 
 
 def test_release_spec_rejects_bad_tables():
@@ -228,14 +221,14 @@ def fake_gohari(monkeypatch):
         r = epsilon_hat / d
         return _Guarantee(epsilon_hat, 1e-3, r, 1 + 4 * (lam - 1) * r)
 
-    monkeypatch.setattr(approximate_dp, "gohari_calibrate", gohari_calibrate)
+    monkeypatch.setattr(gohari_mechanism, "gohari_calibrate", gohari_calibrate)
     return calls
 
 
 def test_gohari_basic_composition_and_cache(fake_gohari):
     cache = {}
     spec = spec_of([2, 5, 5, 2], n_total=100)
-    cal = get("gohari").calibrate_dp(4.0, DELTA, spec, cache=cache)
+    cal = get("gohari").calibrate(ApproximateDP(4.0, DELTA), spec, cache=cache)
     assert cal.attained
     # equal shares (eps_hat/m, delta/m), one call per distinct domain size
     assert sorted(c[4] for c in fake_gohari) == [2, 5]
@@ -243,28 +236,41 @@ def test_gohari_basic_composition_and_cache(fake_gohari):
     assert [m.r for m in cal.releases] == [0.5, 0.2, 0.2, 0.5]
     assert cal.releases[1].alpha == pytest.approx(1 + 16 * 0.2)
     assert cal.releases[0].guarantee.epsilon == 1.0 and cal.releases[0].guarantee.delta == DELTA / 4
-    get("gohari").calibrate_dp(4.0, DELTA, spec, cache=cache)
+    get("gohari").calibrate(ApproximateDP(4.0, DELTA), spec, cache=cache)
     assert len(fake_gohari) == 2  # served from the cache
 
 
 def test_gohari_not_attained_is_explicit(fake_gohari):
-    cal = get("gohari").calibrate_dp(0.4, DELTA, spec_of([2, 10], n_total=100))
+    cal = get("gohari").calibrate(ApproximateDP(0.4, DELTA), spec_of([2, 10], n_total=100))
     assert not cal.attained and cal.releases == ()
     assert "d = 10" in cal.parameters["reason"]
     with pytest.raises(ValueError, match="cannot reach"):
         gohari_releases(0.4, DELTA, [2, 10], n_total=100)
-    with pytest.raises(ValueError, match="no RDP calibration"):
-        get("gohari").calibrate_rdp(1.0, 5.0, spec_of([2, 10]))
+    with pytest.raises(ValueError, match="cannot meet a RenyiDP target"):
+        get("gohari").calibrate(RenyiDP(5.0, 1.0), spec_of([2, 10]))
+
+
+def test_gohari_objects_state_their_share_and_the_model_the_target():
+    import pickle
+
+    target = ApproximateDP(5.0, DELTA)
+    cal = GohariMechanism.calibrate(target, spec_of([2, 3], n_total=2000))
+    assert cal.guarantee == target
+    assert all(m.guarantee == target.split(2) for m in cal.releases)
+    again = pickle.loads(pickle.dumps(cal.releases[1]))
+    assert (again.r, again.alpha, again.guarantee) == (cal.releases[1].r, cal.releases[1].alpha, target.split(2))
+    with pytest.raises(ValueError, match="ApproximateDP"):
+        GohariMechanism(0.5, 3.0, RenyiDP(5.0, 1.0))
 
 
 def test_every_dp_mechanism_is_registered():
-    assert {"dirichlet", "gohari", "gaussian", "laplace", "gaussian_classical"} <= set(names(dp=True))
+    assert {"dirichlet", "gohari", "gaussian", "laplace", "gaussian_classical"} <= set(names(notion=ApproximateDP))
 
 
 def test_real_gohari():
     from lib.mechanisms import gohari
 
-    cal = get("gohari").calibrate_dp(5.0, DELTA, spec_of([2, 3], n_total=2000))
+    cal = get("gohari").calibrate(ApproximateDP(5.0, DELTA), spec_of([2, 3], n_total=2000))
     assert cal.attained
     for mech, d in zip(cal.releases, (2, 3)):
         g = gohari.gohari_epsilon(mech.r, DELTA / 2, lam=5.0, n_total=2000, d=d)
@@ -289,28 +295,25 @@ def test_model_order_many_equals_model_order():
 def test_calibrate_dp_many_equals_calibrate_dp(name):
     spec = ReleaseSpec(((1, 2), (2, 6), (2, 3)), 2000)
     cache = {}
-    many = get(name).calibrate_dp_many(EPS_MANY, DELTA, spec, cache=cache)
+    many = get(name).calibrate_many([ApproximateDP(e, DELTA) for e in EPS_MANY], spec, cache=cache)
     for cal, eps in zip(many, EPS_MANY):
-        one = get(name).calibrate_dp(eps, DELTA, spec)  # no cache: solved afresh
+        one = get(name).calibrate(ApproximateDP(eps, DELTA), spec)  # no cache: solved afresh
         assert cal.attained == one.attained and len(cal.releases) == spec.n_releases
         for a, b in zip(cal.releases, one.releases):
             for attr in ("r", "alpha", "sigma", "scale"):
                 if hasattr(b, attr):
                     assert getattr(a, attr) == pytest.approx(getattr(b, attr), rel=1e-12)
     # a second pass reads every search from the cache
-    again = get(name).calibrate_dp_many(EPS_MANY, DELTA, spec, cache=cache)
+    again = get(name).calibrate_many([ApproximateDP(e, DELTA) for e in EPS_MANY], spec, cache=cache)
     assert [c.parameters for c in again] == [c.parameters for c in many]
 
 
 def test_gohari_prefill_leaves_nothing_to_solve(fake_gohari):
-    """After the lockstep prefill, calibrate_dp finds every search in the cache (the stand-in is never called)."""
-    from lib.mechanisms.dirichlet.approximate_dp import GOHARI_LAM, gohari_prefill
-    from lib.mechanisms.dirichlet.mechanism import GohariMechanism
-
+    """After the lockstep prefill, calibrate finds every search in the cache (the stand-in is never called)."""
     spec = spec_of([2, 5, 5], n_total=500)
     cache = gohari_prefill(EPS_MANY, DELTA, GohariMechanism.flat_sizes(spec), n_total=500, lam=GOHARI_LAM,
                            cache={})
-    cals = [GohariMechanism.calibrate_dp(e, DELTA, spec, cache=cache) for e in EPS_MANY]
+    cals = [GohariMechanism.calibrate(ApproximateDP(e, DELTA), spec, cache=cache) for e in EPS_MANY]
     assert fake_gohari == [] and all(c.attained for c in cals)
 
 
@@ -319,7 +322,7 @@ def test_dirichlet_calibrate_dp_objects_equal_the_constructors(rule):
     """The objects built from the order choice are those Algorithm 1's constructor builds (not solved twice)."""
     cls = DirichletMechanism.configured(order_rule=rule)
     spec = ReleaseSpec(((1, 2), (2, 6)), 900)
-    for cal in cls.calibrate_dp_many(EPS_MANY, DELTA, spec):
+    for cal in cls.calibrate_many([ApproximateDP(e, DELTA) for e in EPS_MANY], spec):
         mech = cal.releases[0]
         ref = DirichletMechanism(mech.epsilon, mech.lam)
         assert (mech.r, mech.alpha, mech.l2_sq, mech.linf) == (ref.r, ref.alpha, ref.l2_sq, ref.linf)

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate
 
+from lib.privacy.guarantees import ApproximateDP
 from lib.mechanisms.noise import (CLIP_FLOOR, GaussianMechanism, LaplaceMechanism, SmoothedEstimate, Uniform,
                            clip_and_normalise, laplace_rdp, laplace_scale)
 
@@ -202,7 +203,7 @@ def test_uniform_ignores_the_counts():
 # ----------------------------------------------------------------------------- the classical Gaussian calibration
 
 def _exact_gaussian_delta(sigma, eps, sens):
-    """Balle and Wang (2018), Theorem 8, with scipy.stats.norm (independent of lib.mechanisms.dirichlet.approximate_dp)."""
+    """Balle and Wang (2018), Theorem 8, with scipy.stats.norm (independent of lib.mechanisms.noise.calibration)."""
     from scipy.stats import norm
 
     a, b = sens / (2 * sigma), eps * sigma / sens
@@ -218,17 +219,19 @@ def test_classical_gaussian_is_not_attained_at_epsilon_1_or_above():
 
     spec = ReleaseSpec(((1, 2), (2, 3), (2, 4)), 100)
     sens = np.sqrt(2.0 * spec.n_releases)
-    cal = ClassicalGaussianMechanism.calibrate_dp(20.0, 1e-5, spec)
+    cal = ClassicalGaussianMechanism.calibrate(ApproximateDP(20.0, 1e-5), spec)
     assert _exact_gaussian_delta(cal.parameters["sigma"], 20.0, sens) > 100 * 1e-5
     for eps in (1.0, 1.5, 8.0, 20.0):
-        cal = ClassicalGaussianMechanism.calibrate_dp(eps, 1e-5, spec)
+        cal = ClassicalGaussianMechanism.calibrate(ApproximateDP(eps, 1e-5), spec)
         assert not cal.attained and cal.releases == () and "epsilon_hat < 1" in cal.parameters["reason"]
         assert cal.parameters["delta_exact"] == pytest.approx(
             _exact_gaussian_delta(cal.parameters["sigma"], eps, sens), rel=1e-6, abs=1e-300)
+    with pytest.raises(ValueError, match="epsilon"):
+        ApproximateDP(-1.0, 1e-5)   # an invalid target cannot be built
     with pytest.raises(ValueError, match="epsilon_hat"):
-        ClassicalGaussianMechanism.calibrate_dp(-1.0, 1e-5, spec)
+        ClassicalGaussianMechanism.calibrate(ApproximateDP(0.0, 1e-5), spec)
     with pytest.raises(ValueError, match="delta"):
-        ClassicalGaussianMechanism.calibrate_dp(0.5, 1.5, spec)
+        ApproximateDP(0.5, 1.5)
 
 
 @pytest.mark.parametrize("delta", [1e-10, 1e-5, 1e-2, 0.3])
@@ -241,7 +244,7 @@ def test_classical_gaussian_attained_below_1_meets_the_exact_delta(delta):
     for m in (1, 3, 14):
         spec = ReleaseSpec(((1, 2),) * m, 100)
         for eps in (1e-3, 0.05, 0.3, 0.7, 0.9, 0.999):
-            cal = ClassicalGaussianMechanism.calibrate_dp(eps, delta, spec)
+            cal = ClassicalGaussianMechanism.calibrate(ApproximateDP(eps, delta), spec)
             assert cal.attained and len(cal.releases) == m
             sigma = cal.parameters["sigma"]
             assert sigma == pytest.approx(np.sqrt(2 * np.log(1.25 / delta)) * np.sqrt(2.0 * m) / eps, rel=1e-14)

@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lib.privacy.guarantees import NotPrivate, RenyiDP
 from lib import DirichletMechanism, calibrate
 from lib.mechanisms.noise import SmoothedEstimate
-from lib.models.bayesian_network import (count_tables, depths, log_likelihood, network_spec, release_budget,
+from lib.models.bayesian_network import (count_tables, depths, log_likelihood, network_spec, network_guarantee,
                                   release_tables, topological_order)
 from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
 from lib.experiments.networks import AUTHOR_NAMES, NETWORKS, draw_network, prepare_network
@@ -30,8 +31,9 @@ def synthetic(n=400, seed=0):
 
 
 def calibrated(mechanism, epsilon=1.0, lam=5.0, n_total=400):
-    """The per-table objects of ``mechanism`` for the network PARENTS at (lam, epsilon)-RDP."""
-    return get(mechanism).calibrate_rdp(epsilon, lam, network_spec(N_VALUES, PARENTS, n_total))
+    """The per-table objects of ``mechanism`` for the network PARENTS at (lam, epsilon)-RDP (non-private: none)."""
+    cls = get(mechanism)
+    return cls.calibrate(RenyiDP(lam, epsilon) if cls.private else NotPrivate(), network_spec(N_VALUES, PARENTS, n_total))
 
 
 def brute_force_counts(codes, n_values, parents):
@@ -104,16 +106,17 @@ def test_topological_order_and_depths():
 
 # ------------------------------------------------------------------ accounting
 
-def test_release_budget():
-    assert release_budget(1.0, 10) == pytest.approx(0.1)
-    np.testing.assert_allclose(release_budget(np.array([1.0, 2.0]), 2), [0.5, 1.0])
+def test_the_network_splits_its_target_and_reports_the_whole():
+    """K tables at RenyiDP(lam, eps).split(K) compose (Lemma 1) to the network's target."""
     for eps, K in itertools.product([1e-3, 0.5, 10.0], [1, 7, 14]):
-        assert K * release_budget(eps, K) == pytest.approx(eps, rel=1e-15)
-    for bad in (0, -1, 2.5, True, None):
-        with pytest.raises(ValueError, match="n_nodes"):
-            release_budget(1.0, bad)
-    with pytest.raises(ValueError, match="epsilon"):
-        release_budget(0.0, 3)
+        spec = network_spec([2] * K, [()] * K, 10)
+        cal = get("dirichlet").calibrate(RenyiDP(5.0, eps), spec)
+        assert all(m.guarantee == RenyiDP(5.0, eps).split(K) for m in cal.releases)
+        g = network_guarantee(cal, K)
+        assert g.lam == 5.0 and g.epsilon == pytest.approx(eps, rel=1e-15)
+        assert network_guarantee(list(cal.releases), K) == g  # the composition of the objects
+    mle = get("mle").calibrate(NotPrivate(), network_spec([2, 2], [(), (0,)], 10))
+    assert network_guarantee(mle, 2) == NotPrivate()
 
 
 @pytest.mark.parametrize("eps", [1e-3, 0.1, 10.0])
@@ -122,7 +125,7 @@ def test_one_table_release_is_within_its_budget_when_two_rows_move(eps):
     configuration moves one cell in each of two rows; the rows' exact Renyi
     divergences add up to at most the per-table level."""
     lam, K = 5.0, 7
-    cal = calibrate(release_budget(eps, K), lam)
+    cal = calibrate(RenyiDP(lam, eps).split(K).epsilon, lam)
     table = np.array([[5.0, 0.0, 3.0], [0.0, 0.0, 0.0], [2.0, 7.0, 1.0]])
     worst = 0.0
     for (a, i), (b, j) in itertools.permutations(itertools.product(range(3), range(3)), 2):
@@ -134,7 +137,7 @@ def test_one_table_release_is_within_its_budget_when_two_rows_move(eps):
         for x, y in ((table, other), (other, table)):
             div = renyi_divergence_dirichlet(cal.r * x + cal.alpha, cal.r * y + cal.alpha, lam)
             worst = max(worst, float(np.sum(div)))
-    assert 0 < worst <= release_budget(eps, K) * (1 + 1e-12)
+    assert 0 < worst <= RenyiDP(lam, eps).split(K).epsilon * (1 + 1e-12)
 
 
 # ------------------------------------------------------------------ counts
@@ -226,7 +229,7 @@ def test_unobserved_rows_are_released_from_the_prior():
     """All-zero rows: Dirichlet(alpha) draws (mean uniform), not copies or NaN."""
     tables = [np.zeros((1, 2)), np.array([[4.0, 0.0, 1.0], [0.0, 0.0, 0.0]])]
     spec = ReleaseSpec.of(tables, 5)
-    logs = release_tables(tables, get("dirichlet").calibrate_rdp(1.0, 5.0, spec), n_draws=4000, rng=3)
+    logs = release_tables(tables, get("dirichlet").calibrate(RenyiDP(5.0, 1.0), spec), n_draws=4000, rng=3)
     zero_row = np.exp(logs[1][:, 1])
     alpha = calibrate(0.5, 5.0).alpha
     # Dirichlet(alpha, alpha, alpha): mean 1/3, variance (1/3)(2/3)/(3 alpha + 1)
@@ -234,7 +237,7 @@ def test_unobserved_rows_are_released_from_the_prior():
     assert np.all(np.abs(zero_row.mean(axis=0) - 1 / 3) < 5 * sd)
     assert zero_row.std(axis=0).min() > 0
     for mech in ("gaussian", "laplace"):
-        cal = get(mech).calibrate_rdp(1.0, 5.0, spec)
+        cal = get(mech).calibrate(RenyiDP(5.0, 1.0), spec)
         p = np.exp(release_tables(tables, cal, n_draws=50, rng=3)[1][:, 1])
         np.testing.assert_allclose(p.sum(axis=-1), 1.0)
         assert (p > 0).all()
@@ -288,8 +291,7 @@ def test_release_validation():
         release_tables([np.array([[1.0, -1.0]])], calibrated("mle"))
     assert any((t == 0).any() for t in tables)  # a zero count has no log without smoothing
     with pytest.raises(ValueError, match="smoothing"):
-        release_tables(tables, SmoothedEstimate.configured(smoothing=0.0).calibrate_rdp(
-            1.0, 5.0, network_spec(N_VALUES, PARENTS, 50)))
+        release_tables(tables, SmoothedEstimate.configured(smoothing=0.0).calibrate(NotPrivate(), network_spec(N_VALUES, PARENTS, 50)))
 
 
 # ------------------------------------------------------------------ eq. (11)
@@ -317,8 +319,7 @@ def test_log_likelihood_equals_sum_over_rows():
 def test_mle_maximises_the_training_log_likelihood():
     codes = synthetic()
     tables = count_tables(codes, N_VALUES, PARENTS)
-    mle = release_tables(tables, SmoothedEstimate.configured(smoothing=1e-12).calibrate_rdp(
-        1.0, 5.0, network_spec(N_VALUES, PARENTS, len(codes))))
+    mle = release_tables(tables, SmoothedEstimate.configured(smoothing=1e-12).calibrate(NotPrivate(), network_spec(N_VALUES, PARENTS, len(codes))))
     best = log_likelihood(codes, mle, N_VALUES, PARENTS)[0]
     others = release_tables(tables, calibrated("dirichlet", 10.0), n_draws=20, rng=2)
     assert (log_likelihood(codes, others, N_VALUES, PARENTS) < best).all()

@@ -74,7 +74,8 @@ def usage_error(capsys, argv):
     (["--delta", "1"], r"must be in \(0, 1\)"),
     (["--delta", "1.5"], r"must be in \(0, 1\)"),
     (["--delta", "nan"], r"must be in \(0, 1\)"),
-    (["--lam", "0.5"], r"must be in \[1, inf\)"),
+    (["--lam", "0.5"], r"must be in \(1, inf\)"),
+    (["--lam", "1"], r"must be in \(1, inf\)"),
     (["--datasets", "iris"], "invalid choice: 'iris'"),
     (["--mechanisms", "svm"], "invalid choice: 'svm'"),
     (["--datasets", "germancredt"], r"invalid choice: 'germancredt' \(did you mean 'GermanCredit'\?\)"),
@@ -163,7 +164,8 @@ def test_case_insensitive_datasets_and_the_csv(tmp_path, capsys, synthetic_data,
     written = pd.read_csv(tmp_path / "out" / f"{model.replace('-', '_')}_{privacy}.csv")
     assert list(dict.fromkeys(written.dataset)) == ["GermanCredit", "Adult"]
     mechanisms, ends, _ = DEFAULTS[(model, privacy)]
-    expected = run(model, mechanisms, np.logspace(*ends, 3), privacy=privacy, data=synthetic_data[model],
+    expected = run(model, mechanisms, np.logspace(*ends, 3), privacy=cli.target(privacy, 5.0, 1e-5),
+                   data=synthetic_data[model],
                    datasets=["GermanCredit", "Adult"], n_repeats=2, seed=5, progress=False)
     pd.testing.assert_frame_equal(written, expected, check_exact=False, rtol=1e-14)
     assert f"wrote {len(expected)} rows" in capsys.readouterr().out
@@ -232,10 +234,17 @@ def test_explicit_budgets_with_epsilon(tmp_path, synthetic_data):
 def test_the_static_names_of_the_parser_are_the_registry_s():
     from lib.experiments import grid
     from lib.experiments.data import DATASETS
-    from lib.mechanisms.protocol import names
+    from lib.mechanisms.protocol import get, names
 
     assert cli.DATASET_NAMES == DATASETS and cli.BN_DATASET_NAMES == grid.BN_DATASETS
-    assert cli.MECHANISM_NAMES == names() and cli.MODELS == tuple(grid.TASKS) and cli.PRIVACY == grid.PRIVACY
+    # the histogram mechanisms (the others release moments or weight vectors, not count tables)
+    histogram = tuple(n for n in names() if getattr(get(n), "output", "distribution") == "distribution")
+    assert cli.MECHANISM_NAMES == histogram and cli.MODELS == tuple(grid.TASKS)
+    # the --privacy choices are the only notion names; each becomes a typed target
+    assert cli.PRIVACY == ("rdp", "dp") and cli.target("rdp", 5.0, 1e-5) == grid.RDP_TARGET
+    assert cli.target("dp", 5.0, 1e-5) == grid.DP_TARGET
+    with pytest.raises(ValueError, match="privacy must be one of"):
+        cli.target("zcdp", 5.0, 1e-5)
     assert (cli.DEFAULT_SEED, cli.DP_DELTA) == (grid.DEFAULT_SEED, grid.DP_DELTA)
 
 

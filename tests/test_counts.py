@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lib.privacy.guarantees import RenyiDP
 from lib.models.counts import counts_sql, tables_from_rows
 from lib.models.naive_bayes import PrivateNaiveBayes, count
 
@@ -31,7 +32,7 @@ def test_the_example_at_1e5_rows_equals_the_in_memory_fit(tmp_path):
         np.testing.assert_array_equal(a, b)
     assert N.sum() == n and (N > 0).all()
     fitted = example.release(rows, epsilon=1.0, random_state=8)
-    direct = PrivateNaiveBayes("dirichlet", epsilon=1.0, random_state=8).fit(
+    direct = PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=8).fit(
         X, y, n_values=list(example.N_VALUES), n_classes=2)
     np.testing.assert_array_equal(fitted.class_log_prior_, direct.class_log_prior_)
     for a, b in zip(fitted.feature_log_prob_, direct.feature_log_prob_):

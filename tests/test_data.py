@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lib.experiments import data
+from lib.experiments import data, datasets
 from lib.experiments.data import (DATA_ENV, DATASETS, DataFile, DataFileError,
                                   download, fetch, files, label_column, load)
 
@@ -194,7 +194,7 @@ def test_flipped_byte_raises_and_nothing_is_parsed(german_copy, monkeypatch,
     raw[500] ^= 0x01
     path.write_bytes(bytes(raw))
     parsed = []
-    monkeypatch.setattr(data, "_csv", lambda *a, **k: parsed.append(1))
+    monkeypatch.setattr(datasets, "_csv", lambda *a, **k: parsed.append(1))
     with pytest.raises(DataFileError) as err:
         load("GermanCredit")
     message = str(err.value)
@@ -504,7 +504,7 @@ def test_the_recorded_credit_checksum_is_that_of_the_shared_csv():
     if not path.is_file():
         pytest.skip("the CSV copy is not in the data folder")
     lines = gzip.decompress(path.read_bytes()).decode().splitlines()
-    assert lines[0] == ",".join(data.CREDIT_HEADER)
+    assert lines[0] == ",".join(datasets.CREDIT_HEADER)
     rows = [[float(v) for v in line.split(",")] for line in lines[1:]]
     assert len(rows) == 30000 and all(v == int(v) for row in rows for v in row)
     assert hashlib.sha256(_canonical_by_hand(rows)).hexdigest() == file.sha256

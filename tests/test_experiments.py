@@ -8,6 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from lib.privacy.guarantees import ApproximateDP, PureDP, RenyiDP
+
+DP = ApproximateDP(1.0, 1e-5)  # the approximate-DP grid's target (each budget replaces its level)
 from lib.mechanisms.noise import GaussianMechanism, LaplaceMechanism
 from lib.models.bayesian_network import count_tables, log_likelihood, network_spec, release_tables
 from lib.experiments import NaiveBayesTask, NetworkTask, cell_seed, compare, evaluate, pivot, run, summarise
@@ -61,7 +64,7 @@ def test_batched_grid_equals_model_by_model(splits):
     split = splits["one"]
     res = evaluate(NaiveBayesTask(split), "dirichlet", [0.5], 1, seed=3, dataset="one")
     rng = np.random.default_rng(cell_seed(3, "one", "dirichlet", 0.5))
-    model = PrivateNaiveBayes("dirichlet", epsilon=0.5, random_state=rng)
+    model = PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 0.5), random_state=rng)
     model.fit(split.X_train, split.y_train, n_values=split.n_values, n_classes=split.n_classes)
     lp = model.predict_log_proba(split.X_test)
     ce = -lp[np.arange(len(split.y_test)), split.y_test].mean()
@@ -103,7 +106,7 @@ def test_progress_bar_only_when_asked(splits, networks, capsys):
     for progress, shown in ((False, False), (None, False), (True, True)):  # None: stderr is not a TTY
         grid("naive-bayes", splits, networks, mechanisms=NB_MODELS, budgets=EPS[:1], n_repeats=1,
              progress=progress)
-        assert ("naive-bayes rdp grid" in capsys.readouterr().err) == shown
+        assert ("naive-bayes RenyiDP grid" in capsys.readouterr().err) == shown
 
 
 def test_validation(splits, networks):
@@ -115,14 +118,16 @@ def test_validation(splits, networks):
     with pytest.raises(ValueError, match="epsilons"):
         evaluate(task, "dirichlet", [0.0, 1.0], 2)
     with pytest.raises(ValueError, match="epsilon_hats"):
-        evaluate(task, "dirichlet", [[1.0]], 2, privacy="dp")
+        evaluate(task, "dirichlet", [[1.0]], 2, privacy=DP)
     with pytest.raises(ValueError, match="n_repeats"):
         evaluate(task, "dirichlet", [1.0], 0)
     with pytest.raises(ValueError, match="mechanism"):
         evaluate(task, "svm", [1.0], 1)
-    with pytest.raises(ValueError, match="privacy must be one of"):
-        evaluate(task, "dirichlet", [1.0], 1, privacy="zcdp")
-    with pytest.raises(ValueError, match="no RDP calibration"):
+    with pytest.raises(ValueError, match="privacy must be a target of type RenyiDP or ApproximateDP"):
+        evaluate(task, "dirichlet", [1.0], 1, privacy="rdp")
+    with pytest.raises(ValueError, match="privacy must be a target of type RenyiDP or ApproximateDP"):
+        evaluate(task, "laplace", [1.0], 1, privacy=PureDP(1.0))
+    with pytest.raises(ValueError, match="'gohari' mechanism cannot meet a RenyiDP target"):
         evaluate(task, "gohari", [1.0], 1)
 
 
@@ -186,7 +191,7 @@ def test_bayesian_network_batched_grid_equals_one_release_at_a_time(networks):
     assert task.spec == spec
     for eps in EPS:
         rng = np.random.default_rng(cell_seed(9, "one", "bn:dirichlet", eps))
-        logs = release_tables(tables, get("dirichlet").calibrate_rdp(eps, 5.0, spec), n_draws=4, rng=rng)
+        logs = release_tables(tables, get("dirichlet").calibrate(RenyiDP(5.0, eps), spec), n_draws=4, rng=rng)
         want = log_likelihood(data.test, logs, data.n_values, data.parents)
         got = res[res.epsilon == eps].sort_values("repeat").log_likelihood
         np.testing.assert_allclose(got, want, rtol=1e-12)
@@ -226,7 +231,7 @@ def test_bayesian_network_summary_and_plot(splits, networks):
 # ------------------------------------------------------------------ approximate DP (Appendix C)
 
 def test_naive_bayes_dp_tidy_frame_and_seeding(splits, networks):
-    res = grid("naive-bayes", splits, networks, mechanisms=NB_DP_MODELS, budgets=EPS_DP, privacy="dp",
+    res = grid("naive-bayes", splits, networks, mechanisms=NB_DP_MODELS, budgets=EPS_DP, privacy=DP,
                n_repeats=3, seed=4)
     assert list(res.columns) == ["dataset", "model", "epsilon_hat", "delta", "repeat", "attained",
                                  "cross_entropy", "accuracy"]
@@ -236,11 +241,11 @@ def test_naive_bayes_dp_tidy_frame_and_seeding(splits, networks):
     assert np.isfinite(ok[["cross_entropy", "accuracy"]].to_numpy()).all()
     assert res[~res.attained][["cross_entropy", "accuracy"]].isna().all().all()
     # a cell does not depend on the rest of the grid; reruns are identical
-    part = grid("naive-bayes", splits, networks, mechanisms=("gaussian",), budgets=EPS_DP[1:], privacy="dp",
+    part = grid("naive-bayes", splits, networks, mechanisms=("gaussian",), budgets=EPS_DP[1:], privacy=DP,
                 n_repeats=3, seed=4, datasets=["two"])
     full = res[(res.dataset == "two") & (res.model == "gaussian") & (res.epsilon_hat == EPS_DP[1])]
     np.testing.assert_array_equal(part.cross_entropy, full.cross_entropy)
-    again = grid("naive-bayes", splits, networks, mechanisms=NB_DP_MODELS, budgets=EPS_DP, privacy="dp",
+    again = grid("naive-bayes", splits, networks, mechanisms=NB_DP_MODELS, budgets=EPS_DP, privacy=DP,
                  n_repeats=3, seed=4)
     pd.testing.assert_frame_equal(res, again)
     # the non-private models do not depend on the privacy notion: the RDP grid's scores
@@ -255,9 +260,9 @@ def test_naive_bayes_dp_uses_the_calibrated_per_release_objects(splits):
     split = splits["two"]
     task = NaiveBayesTask(split)
     assert task.spec.shapes == ((1, 3), (3, 3), (3, 3)) and task.spec.n_total == len(split.y_train)
-    res = evaluate(task, "laplace", EPS_DP, 2, privacy="dp", seed=1, dataset="two")
+    res = evaluate(task, "laplace", EPS_DP, 2, privacy=DP, seed=1, dataset="two")
     for eps in EPS_DP:
-        cal = calibrate("laplace", "dp", eps, task.spec)
+        cal = calibrate("laplace", DP.with_level(eps), task.spec)
         assert cal.parameters["scale"] == pytest.approx(2 * 3 / eps)  # m = K + 1 = 3
         rng = np.random.default_rng(cell_seed(1, "two", "dp:laplace", eps))
         prior, tables = release_parameters(*task.counts, cal, n_draws=2, rng=rng)
@@ -265,25 +270,25 @@ def test_naive_bayes_dp_uses_the_calibrated_per_release_objects(splits):
         np.testing.assert_allclose(res[res.epsilon_hat == eps].cross_entropy,
                                    cross_entropy(lp, split.y_test), rtol=1e-12)
     # a non-private mechanism ignores the budget
-    smoothing = [[m.smoothing for m in calibrate("mle", privacy, eps, task.spec).releases]
-                 for privacy, eps in (("dp", 0.01), ("rdp", 9.0))]
+    smoothing = [[m.smoothing for m in calibrate("mle", target, task.spec).releases]
+                 for target in (ApproximateDP(0.01, 1e-5), RenyiDP(5.0, 9.0))]
     assert smoothing[0] == smoothing[1] == [0.0, 0.1, 0.1]
     with pytest.raises(ValueError, match="mechanism must be one of"):
-        evaluate(task, "exponential", EPS_DP, 2, privacy="dp")
+        evaluate(task, "exponential", EPS_DP, 2, privacy=DP)
     with pytest.raises(ValueError, match="delta"):
-        evaluate(task, "gaussian", EPS_DP, 2, privacy="dp", delta=0.0)
+        evaluate(task, "gaussian", EPS_DP, 2, privacy=ApproximateDP(1.0, 0.0))
     with pytest.raises(ValueError, match="n_repeats"):
-        evaluate(task, "gaussian", EPS_DP, 0, privacy="dp")
+        evaluate(task, "gaussian", EPS_DP, 0, privacy=DP)
 
 
 def test_naive_bayes_dp_unattained_cells_are_flagged(splits, monkeypatch):
-    from lib.mechanisms.dirichlet import mechanism
+    from lib.mechanisms.gohari import mechanism
 
     def refuse(*args, **kwargs):
         raise ValueError("delta below the floor")
 
     monkeypatch.setattr(mechanism, "gohari_releases", refuse)
-    res = evaluate(NaiveBayesTask(splits["one"]), "gohari", EPS_DP, 2, privacy="dp", dataset="one")
+    res = evaluate(NaiveBayesTask(splits["one"]), "gohari", EPS_DP, 2, privacy=DP, dataset="one")
     assert not res.attained.any() and res.cross_entropy.isna().all()
     summary = summarise(res)
     assert not summary.attained.any() and summary.cross_entropy_mean.isna().all()
@@ -293,13 +298,13 @@ def test_bayesian_network_dp_grid_and_shapes(splits, networks):
     data = networks["one"]
     task = NetworkTask(data)
     assert task.spec.shapes == ((1, 2), (1, 3), (6, 4), (4, 2))
-    res = grid("bayesian-network", splits, networks, mechanisms=BN_DP_MODELS, budgets=EPS_DP, privacy="dp",
+    res = grid("bayesian-network", splits, networks, mechanisms=BN_DP_MODELS, budgets=EPS_DP, privacy=DP,
                n_repeats=2, seed=2)
     assert list(res.columns) == ["dataset", "model", "epsilon_hat", "delta", "repeat", "attained",
                                  "log_likelihood"]
     assert len(res) == 2 * 5 * 2 * 2
     assert (res[res.attained].log_likelihood < 0).all()
-    cal = calibrate("gaussian", "dp", EPS_DP[0], task.spec)
+    cal = calibrate("gaussian", DP.with_level(EPS_DP[0]), task.spec)
     rng = np.random.default_rng(cell_seed(2, "one", "bn-dp:gaussian", EPS_DP[0]))
     want = log_likelihood(data.test, release_tables(task.tables, cal, n_draws=2, rng=rng),
                           data.n_values, data.parents)
@@ -318,7 +323,7 @@ def test_plot_grid_dp_legend_and_panels(splits, networks):
     from lib.experiments.plotting import plot_grid
 
     summary = summarise(grid("naive-bayes", splits, networks, mechanisms=NB_DP_MODELS, budgets=EPS_DP,
-                             privacy="dp", n_repeats=2))
+                             privacy=DP, n_repeats=2))
     fig, axes = plot_grid(summary, "cross_entropy", ["one", "two"], NB_DP_MODELS)
     assert [ax.get_title() for ax in axes.flat if ax.get_visible()] == ["one", "two"]
     assert [t.get_text() for t in fig.legends[0].get_texts()] == [

@@ -23,7 +23,7 @@ BOUNDS = np.array([[0.0, 30.0], [0.0, 30.0]])
 
 def test_nonprivate_numeric_equals_sklearn_gaussiannb():
     _, X_num, y = _data()
-    stats = gnb.fit_statistics(np.zeros((len(y), 0), int), X_num, y, [], 3, BOUNDS, method="nonprivate")
+    stats = gnb.fit_statistics(np.zeros((len(y), 0), int), X_num, y, [], 3, BOUNDS, method="sample_moments")
     lp = gnb.log_proba(gnb.draw(stats), np.zeros((len(y), 0), int), X_num)[0]
     ref = GaussianNB().fit(X_num, y).predict_log_proba(X_num)
     assert np.max(np.abs(lp - ref)) < 1e-9   # same formulas; only summation order differs
@@ -31,7 +31,7 @@ def test_nonprivate_numeric_equals_sklearn_gaussiannb():
 
 def test_nonprivate_categorical_equals_sklearn_categoricalnb():
     X_cat, _, y = _data()
-    stats = gnb.fit_statistics(X_cat, np.zeros((len(y), 0)), y, [4, 3], 3, np.zeros((0, 2)), method="nonprivate")
+    stats = gnb.fit_statistics(X_cat, np.zeros((len(y), 0)), y, [4, 3], 3, np.zeros((0, 2)), method="sample_moments")
     lp = gnb.log_proba(gnb.draw(stats), X_cat, np.zeros((len(y), 0)))[0]
     ref = CategoricalNB(alpha=1.0, min_categories=[4, 3]).fit(X_cat, y).predict_log_proba(X_cat)
     assert np.max(np.abs(lp - ref)) < 1e-9
@@ -40,7 +40,7 @@ def test_nonprivate_categorical_equals_sklearn_categoricalnb():
 def test_estimator_wraps_the_functions():
     X_cat, X_num, y = _data()
     X = np.column_stack([X_cat, X_num])
-    nb = gnb.MixedNaiveBayes("nonprivate", categorical=[True, True, False, False], n_values=[4, 3],
+    nb = gnb.MixedNaiveBayes("sample_moments", categorical=[True, True, False, False], n_values=[4, 3],
                              bounds=BOUNDS).fit(X, y)
     assert nb.predict_proba(X).sum(axis=1) == pytest.approx(np.ones(len(y)))
     assert (nb.predict(X) == y).mean() > 0.8
@@ -106,7 +106,7 @@ def test_large_epsilon_recovers_nonprivate_accuracy(method):
     # At epsilon = 1e5 the noise is negligible; accuracy within 2 points of the non-private model
     # (bun_steinke trims 5 % and uses E[X^2] - E[X]^2, so it is not identical).
     X_cat, X_num, y = _data(3000)
-    ref = gnb.fit_statistics(X_cat, X_num, y, [4, 3], 3, BOUNDS, method="nonprivate")
+    ref = gnb.fit_statistics(X_cat, X_num, y, [4, 3], 3, BOUNDS, method="sample_moments")
     acc_ref = (gnb.log_proba(gnb.draw(ref), X_cat, X_num)[0].argmax(-1) == y).mean()
     st = gnb.fit_statistics(X_cat, X_num, y, [4, 3], 3, BOUNDS, method=method, epsilon=1e5)
     acc = (gnb.log_proba(gnb.draw(st, 5, rng=0), X_cat, X_num).argmax(-1) == y).mean(axis=-1)
@@ -240,7 +240,7 @@ def test_guarantee_refuses_replace_one_neighbours_that_change_a_label():
     for method in ("zc", "bun_steinke"):
         with pytest.raises(ValueError, match="replace-one"):
             gnb.guarantee(method, 1.0, 1, 0).epsilon_under("replace-one")
-    assert gnb.guarantee("nonprivate", 1.0, 1, 0) == NotPrivate()
+    assert gnb.guarantee("sample_moments", 1.0, 1, 0) == NotPrivate()
 
 
 def test_printed_constants_spend_more_than_the_budget():
@@ -314,7 +314,7 @@ def test_data_is_not_reshaped_truncated_or_misread():
     with pytest.raises(ValueError, match="y must hold class codes"):
         gnb.fit_statistics(X_cat, X_num, np.where(y == 2, 3, y), [4, 3], 3, BOUNDS)
     with pytest.raises(ValueError, match="var_smoothing"):
-        gnb.fit_statistics(X_cat, X_num, y, [4, 3], 3, BOUNDS, method="nonprivate", var_smoothing=-1.0)
+        gnb.fit_statistics(X_cat, X_num, y, [4, 3], 3, BOUNDS, method="sample_moments", var_smoothing=-1.0)
     with pytest.raises(ValueError, match="sd_floor"):
         gnb.draw(st, 1, 0, sd_floor=0.0)
     with pytest.raises(ValueError, match="alpha"):
@@ -365,3 +365,56 @@ def test_bun_steinke_scale_is_the_smooth_sensitivity_over_every_distance():
     ks = np.arange(x.size + 1)
     full = np.max(np.exp(-beta * ks) * ss.trimmed_mean_sensitivity_at_distance(x, 0, 10, m, ks))
     assert st["scales"]["first"][1][0, 0] == pytest.approx(mult * full, rel=1e-12)
+
+
+# ----------------------------------------------------------------------------- the mechanisms as classes
+
+def test_moment_mechanism_guarantees():
+    """Each registered moment mechanism states the pure DP its paper proves, checked against its noise."""
+    import pickle
+
+    from lib.mechanisms import bounded_moments as bm
+    from lib.mechanisms.protocol import Guarantee, get, names
+
+    moment = [n for n in names() if getattr(get(n), "output", "distribution") == "moments"]
+    assert set(moment) == {"zc", "vaidya", "bun_steinke", "sample_moments"}
+    x = np.sort(np.random.default_rng(0).uniform(0.0, 10.0, 60))
+    for name in moment:
+        cls = get(name)
+        assert gnb.mechanism_class(name) is cls and cls.notions == () and cls.label
+        mech = cls(1.0) if cls.private else cls()
+        assert isinstance(mech.guarantee, Guarantee)
+        out = mech.release(x, 0.0, 10.0, np.random.default_rng(1), size=5)
+        assert out.shape == (5, 2) and np.all((0 <= out[:, 0]) & (out[:, 0] <= 10))
+        assert np.all((0.01 - 1e-12 <= out[:, 1]) & (out[:, 1] <= 5.0))
+        assert pickle.loads(pickle.dumps(mech)).guarantee == mech.guarantee
+    # Vaidya et al.: Laplace at the global sensitivity over epsilon / 2, each statistic's loss exactly epsilon / 2
+    (_, s_mean), (_, s_sd) = bm.VaidyaLaplace(1.0).statistics(x, 0.0, 10.0)
+    assert ss.global_sensitivity_mean(60, 0.0, 10.0) / s_mean == pytest.approx(0.5, rel=1e-15)
+    assert ss.global_sensitivity_std(60, 0.0, 10.0) / s_sd == pytest.approx(0.5, rel=1e-15)
+    assert bm.VaidyaLaplace(1.0).guarantee == PureDP(1.0)
+    # Theorem 2 and the tight rule: each statistic's exact Cauchy loss is within epsilon / 2
+    for rule in ("theorem2", "tight"):
+        for cls in (bm.ZafaraniClifton, bm.BunSteinke):
+            assert cls(1.0, calibration=rule).guarantee == PureDP(1.0)
+        beta, mult = ss.calibrate(0.5, rule)
+        assert ss.cauchy_exact_loss(1 / mult, beta) <= 0.5
+    beta, mult = ss.calibrate(0.5, "printed")   # no theorem: the exact loss is what is stated
+    assert bm.ZafaraniClifton(1.0, calibration="printed").guarantee.epsilon == 2 * ss.cauchy_exact_loss(1 / mult, beta)
+    assert bm.SampleMoments().guarantee == NotPrivate() and not bm.SampleMoments.private
+    with pytest.raises(ValueError, match="epsilon"):
+        bm.ZafaraniClifton(0.0)
+    with pytest.raises(ValueError, match="takes no epsilon"):
+        bm.SampleMoments(1.0)
+
+
+def test_model_takes_the_class_or_its_name():
+    from lib.mechanisms.bounded_moments import VaidyaLaplace, ZafaraniClifton
+
+    X_cat, X_num, y = _data(80)
+    a = gnb.fit_statistics(X_cat, X_num, y, [4, 3], 3, BOUNDS, method=ZafaraniClifton, epsilon=1.0)
+    b = gnb.fit_statistics(X_cat, X_num, y, [4, 3], 3, BOUNDS, method="zc", epsilon=1.0)
+    np.testing.assert_array_equal(a["scales"]["first"][1], b["scales"]["first"][1])
+    assert gnb.guarantee(VaidyaLaplace, 1.0, 2, 2) == gnb.guarantee("vaidya", 1.0, 2, 2)
+    with pytest.raises(ValueError, match="method must be a MomentMechanism"):
+        gnb.fit_statistics(X_cat, X_num, y, [4, 3], 3, BOUNDS, method="dirichlet")

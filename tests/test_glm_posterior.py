@@ -170,12 +170,12 @@ def test_algorithms_meet_their_targets_and_depend_on_the_ratio_only():
         np.testing.assert_allclose(got5[r5 < 1], eps[r5 < 1], rtol=1e-12)
         # Theorem 17: the whole curve is eps * lam' / lam.
         np.testing.assert_allclose(gp.rdp_epsilon(7.0, n, beta0, rho=r5[tight]), eps[tight] * 7.0 / lam, rtol=1e-12)
-    for method in ("concentrated", "diffuse"):
+    for method in (gp.ConcentratedLogistic, gp.DiffuseLogistic):
         a = gp.settings(method, eps, 1.0, n)
         b = gp.settings(method, 10 * eps, 10.0, n)
         for u, v in zip(a, b):
             np.testing.assert_allclose(u, v, rtol=1e-12)
-    ops = [gp.settings("ops", eps, lam, n) for lam in (1.0, 100.0)]
+    ops = [gp.OPSLogistic.settings(eps, lam, n) for lam in (1.0, 100.0)]
     np.testing.assert_array_equal(ops[0].rho, ops[1].rho)
     np.testing.assert_allclose(gp.ops_epsilon(ops[0].beta, ops[0].rho)[ops[0].rho < 1], eps[ops[0].rho < 1])
 
@@ -197,8 +197,8 @@ def test_rdp_slope_inverts_the_conversion_and_matches_a_brute_force_order_search
     lambda: gp.concentrated_beta(-1.0, 2.0, 10),
     lambda: gp.diffuse_rho(1.0, 2.0, 0),
     lambda: gp.settings("gibbs", 1.0, 2.0, 10),
-    lambda: gp.sample(np.ones((3, 2)), np.array([0, 1, 2]), gp.settings("posterior", 1.0, 1.0, 3), 2, 2),
-    lambda: gp.sample(np.ones((3, 2)), np.array([0, 1, 1]), gp.settings("posterior", 1.0, 1.0, 3), 0, 2),
+    lambda: gp.sample(np.ones((3, 2)), np.array([0, 1, 2]), gp.LogisticPosterior.settings(1.0, 1.0, 3), 2, 2),
+    lambda: gp.sample(np.ones((3, 2)), np.array([0, 1, 1]), gp.LogisticPosterior.settings(1.0, 1.0, 3), 0, 2),
     lambda: gp.rdp_slope_for_dp(1.0, 1.5),
 ])
 def test_bad_input_raises(call):
@@ -307,11 +307,51 @@ def test_run_splits_stacks_independent_runs_per_split():
         return glm_data.GLMData(X[:30], X[30:], y[:30], y[30:], ("a", "b"), 1.0, idx[:30], idx[30:])
 
     g = glm_data.run_splits(toy_split, [1, 2], [0.5, 2.0], [1.0], 3, seed=5, n_sweeps=2,
-                            methods=("concentrated", "diffuse"))
+                            methods=(gp.ConcentratedLogistic, gp.DiffuseLogistic))
     assert sorted(g["split"].unique()) == [1, 2]
     assert len(g) == 2 * 2 * 2 * 3  # splits x methods x epsilons x releases
     assert {"beta", "rho", "radius"} <= set(g.columns)
-    one = glm_data.run_grid(toy_split(2), [0.5, 2.0], [1.0], 3, seed=6, n_sweeps=2, methods=("concentrated", "diffuse"))
+    one = glm_data.run_grid(toy_split(2), [0.5, 2.0], [1.0], 3, seed=6, n_sweeps=2, methods=(gp.ConcentratedLogistic, gp.DiffuseLogistic))
     np.testing.assert_array_equal(g[g.split == 2]["error"].to_numpy(), one["error"].to_numpy())  # seed + k
     with pytest.raises(ValueError, match="split_seeds"):
         glm_data.run_splits(toy_split, [1, 1], [0.5], [1.0], 3, seed=5)
+
+
+def test_sampler_guarantees():
+    """The registered logistic samplers: Theorems 16/17 (RDP with its curve, or zCDP), OPS's pure DP, none."""
+    import pickle
+
+    from lib.mechanisms.protocol import Guarantee, get, names
+    from lib.privacy.guarantees import NotPrivate, PureDP, RenyiDP, ZeroConcentratedDP
+
+    weights = [n for n in names() if getattr(get(n), "output", "distribution") == "weights"]
+    assert weights == [c.name for c in gp.SAMPLERS]
+    n = 1000
+    for cls in (gp.ConcentratedLogistic, gp.DiffuseLogistic):
+        g = cls(RenyiDP(10.0, 1.0), n).guarantee
+        assert isinstance(g, RenyiDP) and g.lam == 10.0 and g.epsilon == pytest.approx(1.0, rel=1e-12)
+        assert g.curve(20.0) == pytest.approx(2.0, rel=1e-12)
+        m = cls(RenyiDP(10.0, 1.0), n)
+        assert g.curve(7.0) == pytest.approx(float(gp.rdp_epsilon(7.0, n, m.beta, rho=m.rho)), rel=1e-14)
+        z = cls(ZeroConcentratedDP(0.1), n)
+        assert isinstance(z.guarantee, ZeroConcentratedDP) and z.guarantee.rho == pytest.approx(0.1, rel=1e-12)
+        np.testing.assert_array_equal(z.setting.beta, cls.settings(0.1, 1.0, n).beta)
+        with pytest.raises(ValueError, match="meets targets of type"):
+            cls(PureDP(1.0), n)
+    ops = gp.OPSLogistic(PureDP(1e-3), n)
+    assert isinstance(ops.guarantee, PureDP) and ops.guarantee.epsilon == pytest.approx(1e-3, rel=1e-12)
+    assert ops.radius == 1 / gp.BETA0
+    assert gp.OPSLogistic.configured(factor=2.0)(PureDP(1e-3), n).rho == pytest.approx(2 * ops.rho)
+    assert gp.LogisticPosterior(NotPrivate(), n).guarantee == NotPrivate()
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = (X[:, 0] > 0).astype(int)
+    for cls in gp.SAMPLERS:
+        mech = cls(NotPrivate() if not cls.private else RenyiDP(5.0, 10.0), 50, n_sweeps=2)
+        assert isinstance(mech.guarantee, Guarantee) and cls.notions == () and cls.label and cls.short
+        assert mech.release(X, y, 0).shape == (3,) and mech.release(X, y, 0, size=4).shape == (4, 3)
+        np.testing.assert_array_equal(pickle.loads(pickle.dumps(mech)).release(X, y, 1), mech.release(X, y, 1))
+        with pytest.raises(ValueError, match="public number of rows"):
+            mech.release(X[:10], y[:10], 0)
+    model = gp.BayesianLogisticRegression(gp.DiffuseLogistic(RenyiDP(5.0, 10.0), 50, n_sweeps=2), random_state=3)
+    assert model.fit(X, y).predict(X).shape == (50,) and model.guarantee_ == model.sampler.guarantee

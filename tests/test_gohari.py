@@ -8,18 +8,9 @@ import mpmath
 import numpy as np
 import pytest
 
-from lib.mechanisms.gohari import (
-    GohariGuarantee,
-    _params,
-    _union_tail,
-    _vertices,
-    gohari_calibrate,
-    gohari_delta,
-    gohari_epsilon,
-    gohari_epsilon_at,
-    gohari_parameters,
-    min_part_cdf,
-)
+from lib.mechanisms.gohari import (GohariGuarantee, gohari_calibrate, gohari_delta, gohari_epsilon, gohari_epsilon_at,
+                                   gohari_parameters, min_part_cdf)
+from lib.mechanisms.gohari._core import params, union_tail, vertices
 from lib.mechanisms.gohari.reference import delta_reference, epsilon_reference
 from lib.mechanisms.dirichlet.special import log_multivariate_beta
 
@@ -37,10 +28,10 @@ SETTINGS = [
 @pytest.mark.parametrize("r, lam, n_total, d", SETTINGS)
 def test_delta_matches_mpmath(r, lam, n_total, d):
     """Every candidate vertex, at the gamma of delta = 1e-9, 1e-5 and 1e-3."""
-    verts = _vertices(_params(r, lam, n_total, d, 0), d)
+    verts = vertices(params(r, lam, n_total, d, 0), d == 2)
     for delta in (1e-9, 1e-5, 1e-3):
         gamma = gohari_epsilon(r, delta, lam=lam, n_total=n_total, d=d).gamma
-        ours = _union_tail(np.array([gamma]), verts)[:, 0]
+        ours = union_tail(np.array([gamma]), verts)[:, 0]
         for v, value in zip(verts, ours):
             ref = delta_reference(gamma, v, method="inclusion_exclusion")
             assert abs(value / float(ref) - 1) < 1e-8
@@ -49,7 +40,7 @@ def test_delta_matches_mpmath(r, lam, n_total, d):
 def test_delta_matches_direct_mpmath_reference():
     """One point against the reference that does not use inclusion-exclusion."""
     a = [1.5, 1.5, 19.0]  # d = 3: the only vertex of r = 0.125, lam = 2, N = 140
-    assert np.allclose(_vertices(_params(0.125, 2, 140, 3, 0), 3), a)
+    assert np.allclose(vertices(params(0.125, 2, 140, 3, 0), False), a)
     gamma = 0.002
     ref = delta_reference(gamma, a, dps=50)
     assert abs(gohari_delta(gamma, 0.125, 2, 140, 3) / float(ref) - 1) < 1e-8
@@ -117,20 +108,20 @@ def test_ratio_term_is_the_worst_case_over_neighbours():
 def test_minimum_is_at_a_vertex():
     """delta over a grid of the aggregated input set never exceeds the vertex value."""
     for r, lam, n_total, d in [(0.97, 2, 147, 6), (1.0, 2, 1283, 6), (0.3, 20, 300, 4)]:
-        par = _params(r, lam, n_total, d, 0)
+        par = params(r, lam, n_total, d, 0)
         k, e1, e2 = par.k, par.eta, par.eta_prime
         gamma = gohari_epsilon(r, 1e-5, lam=lam, n_total=n_total, d=d).gamma
         s = np.linspace(0, 1, 21)
         pts = [(e1 + x * (1 - 2 * e1 - e2), e1 + y * (1 - 2 * e1 - e2)) for x in s for y in s if x + y <= 1]
         grid = np.array([[p, q, 1 - p - q] for p, q in pts]) * k
-        worst = _union_tail(np.array([gamma]), grid).max()
+        worst = union_tail(np.array([gamma]), grid).max()
         assert worst <= 1e-5 * (1 + 1e-9)
 
 
 def test_aggregation_by_monte_carlo():
     """The three-part probability equals the frequency of the event for d parts."""
     r, lam, n_total, d = 0.97, 2, 147, 6
-    par = _params(r, lam, n_total, d, 0)
+    par = params(r, lam, n_total, d, 0)
     conc = np.full(d, par.alpha)
     conc[1] += r * (n_total - 0)  # counts (0, N, 0, ...): parts 1 and 2 changed
     gamma = 0.05
@@ -138,7 +129,7 @@ def test_aggregation_by_monte_carlo():
     y = rng.dirichlet(conc, size=400_000)
     event = (y[:, 0] > gamma) & (y[:, 1] > gamma) & (y[:, 2:].sum(axis=1) > gamma)
     a3 = np.array([[conc[0], conc[1], conc[2:].sum()]])
-    p = 1 - _union_tail(np.array([gamma]), a3)[0, 0]
+    p = 1 - union_tail(np.array([gamma]), a3)[0, 0]
     se = np.sqrt(p * (1 - p) / y.shape[0])
     assert abs(event.mean() - p) < 5 * se
 
@@ -164,7 +155,7 @@ def test_epsilon_increases_with_r():
 
 
 def test_min_part_cdf_is_the_kernel_of_delta():
-    verts = _vertices(_params(0.97, 2, 147, 6, 0), 6)
+    verts = vertices(params(0.97, 2, 147, 6, 0), False)
     gamma = np.array([1e-3, 2e-3])
     assert np.array_equal(min_part_cdf(gamma, verts).max(axis=0), gohari_delta(gamma, 0.97, 2, 147, 6))
     with pytest.raises(ValueError, match="a must have shape"):

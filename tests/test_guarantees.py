@@ -18,7 +18,8 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from lib.mechanisms.protocol import ApproximateDP, NotPrivate, PureDP, ReleaseSpec, RenyiDP, get, names
+from lib.mechanisms.protocol import (ApproximateDP, NotPrivate, PureDP, ReleaseSpec, RenyiDP, ZeroConcentratedDP, get,
+                                     names)
 
 RTOL = 1e-9
 SETTINGS = np.random.default_rng(2023).uniform(size=(6, 2))  # (budget, order) draws, fixed
@@ -93,7 +94,8 @@ def spec(d: int = 3, n: int = 5) -> ReleaseSpec:
 def calibrated(name: str, how: str, rdp_budget: tuple):
     """The one release object of ``name`` calibrated at ``rdp_budget`` = (eps, lam), or at (1, 1e-5)-DP."""
     mech_cls = get(name)
-    cal = mech_cls.calibrate_rdp(*rdp_budget, spec()) if how == "rdp" else mech_cls.calibrate_dp(1.0, 1e-5, spec())
+    eps, lam = rdp_budget
+    cal = mech_cls.calibrate(RenyiDP(lam, eps) if how == "rdp" else ApproximateDP(1.0, 1e-5), spec())
     (mech,) = cal.releases
     return mech
 
@@ -110,7 +112,14 @@ def test_every_registered_mechanism_is_covered_here():
 
     assert callable(test_hardening_posterior.test_stated_curves_are_at_least_the_brute_force_worst_case)
     covered = {"dirichlet", "gaussian", "laplace", "gaussian_classical", "gohari", "random", "mle",
-               "geumlek_diffused", "geumlek_concentrated"}
+               "geumlek_diffused", "geumlek_concentrated", "geumlek_true",
+               # moments of a bounded sample: tests/test_gaussian_naive_bayes.py::test_moment_mechanism_guarantees
+               "zc", "vaidya", "bun_steinke", "sample_moments",
+               # logistic regression: tests/test_glm_posterior.py::test_sampler_guarantees
+               "lr_concentrated", "lr_diffuse", "lr_ops", "lr_posterior",
+               # the smoothed-Hellinger family: tests/test_hellinger.py::test_count_noise_statements_hold and the
+               # exact audits of tests/test_hardening_hellinger.py (every pair of neighbours)
+               "smoothed_hellinger", "hellinger_em", "count_laplace", "count_gaussian"}
     assert set(names()) <= covered, f"no guarantee check for {set(names()) - covered}"
 
 
@@ -118,7 +127,7 @@ def test_every_registered_mechanism_is_covered_here():
 def test_dirichlet_rdp_statement_covers_every_pair_of_neighbours(k):
     eps = float(10 ** (-1 + 2 * SETTINGS[k, 0]))        # 0.1 .. 10
     lam = float(1.5 + 8 * SETTINGS[k, 1])                # 1.5 .. 9.5
-    (mech,) = get("dirichlet").calibrate_rdp(eps, lam, spec()).releases
+    (mech,) = get("dirichlet").calibrate(RenyiDP(lam, eps), spec()).releases
     g = mech.guarantee
     assert isinstance(g, RenyiDP) and g.lam == lam
     for n, d in ((1, 2), (4, 2), (3, 3), (5, 3)):
@@ -132,7 +141,7 @@ def test_dirichlet_rdp_statement_covers_every_pair_of_neighbours(k):
 @pytest.mark.parametrize("k", range(2))
 def test_dirichlet_dp_calibration_states_an_rdp_level_that_holds(k):
     eps_hat = float(10 ** (-0.5 + 1.5 * SETTINGS[k, 0]))
-    (mech,) = get("dirichlet").calibrate_dp(eps_hat, 1e-5, spec()).releases
+    (mech,) = get("dirichlet").calibrate(ApproximateDP(eps_hat, 1e-5), spec()).releases
     g = mech.guarantee
     assert isinstance(g, RenyiDP)
     assert worst_dirichlet(mech.r, mech.alpha, g.lam, 4, 3) <= g.epsilon * (1 + RTOL)
@@ -142,20 +151,24 @@ def test_dirichlet_dp_calibration_states_an_rdp_level_that_holds(k):
 def test_gaussian_curve_covers_the_integrated_divergence(how):
     mech = calibrated("gaussian", how, (0.7, 4.0))
     g = mech.guarantee
-    assert isinstance(g, RenyiDP) and g.curve is not None
+    # at its order with the curve (RDP target); as rho-zCDP, the same curve, for a sigma without an order
+    assert isinstance(g, (RenyiDP, ZeroConcentratedDP)) and g.curve is not None
     # every replace-one move changes two counts by one: the means differ by sqrt(2)
     for order in (1.5, 2.0, 4.0, 16.0):
         exact = gaussian_renyi_quadrature(np.sqrt(2.0), mech.sigma, order)
         assert exact <= g.curve(order) * (1 + RTOL)
-    if g.lam is not None:
+    if isinstance(g, RenyiDP):
         assert gaussian_renyi_quadrature(np.sqrt(2.0), mech.sigma, g.lam) <= g.epsilon * (1 + RTOL)
 
 
 @pytest.mark.parametrize("how", ["rdp", "dp"])
 def test_laplace_pure_statement_covers_the_log_density_ratio(how):
     mech = calibrated("laplace", how, (0.8, 3.0))
-    g = mech.guarantee
+    # an (eps_hat, delta) calibration states the pure level; an RDP one its order and curve, below the pure level
+    g = mech.guarantee if how == "dp" else PureDP(mech.pure_epsilon)
     assert isinstance(g, PureDP)
+    if how == "rdp":
+        assert mech.guarantee == RenyiDP(3.0, 0.8) and mech.guarantee.curve(3.0) == pytest.approx(0.8, rel=1e-12)
     x = np.array([3.0, 1.0, 1.0])
     worst = 0.0
     grid = np.linspace(-20, 20, 4001)
@@ -173,7 +186,7 @@ def test_classical_gaussian_meets_its_approximate_dp_target_where_it_claims_to()
     """The classical bound sigma = sqrt(2 log(1.25/delta)) Delta/eps holds only for eps < 1."""
     mech_cls = get("gaussian_classical")
     for eps_hat in (0.1, 0.5, 0.9, 2.0, 20.0):
-        cal = mech_cls.calibrate_dp(eps_hat, 1e-5, spec())
+        cal = mech_cls.calibrate(ApproximateDP(eps_hat, 1e-5), spec())
         if not cal.attained:
             assert eps_hat >= 1
             continue
@@ -189,7 +202,7 @@ def test_gohari_statement_by_monte_carlo_on_the_worst_neighbours():
     of a singleton bin, E_P[(1 - e^(eps - L))_+] by 400,000 draws must be below the target delta
     (plus four standard errors)."""
     eps_hat, delta = 1.0, 0.05
-    (mech,) = get("gohari").calibrate_dp(eps_hat, delta, spec(3, 6)).releases
+    (mech,) = get("gohari").calibrate(ApproximateDP(eps_hat, delta), spec(3, 6)).releases
     g = mech.guarantee
     assert isinstance(g, ApproximateDP) and (g.epsilon, g.delta) == (eps_hat, delta)
     rng = np.random.default_rng(7)
@@ -208,9 +221,9 @@ def test_gohari_statement_by_monte_carlo_on_the_worst_neighbours():
 
 def test_uninformative_and_non_private_objects():
     """`random` releases the uniform distribution whatever the data (0-DP); `mle` states no privacy."""
-    uniform = get("random").calibrate_rdp(1.0, 5.0, spec()).releases[0]
+    uniform = get("random").calibrate(PureDP(1.0), spec()).releases[0]
     assert uniform.guarantee == PureDP(0.0)
     a = uniform.release(np.array([5.0, 0.0, 0.0]), rng=np.random.default_rng(1))
     b = uniform.release(np.array([4.0, 1.0, 0.0]), rng=np.random.default_rng(1))
     assert np.array_equal(a, b)
-    assert isinstance(get("mle").calibrate_rdp(1.0, 5.0, spec()).releases[0].guarantee, NotPrivate)
+    assert isinstance(get("mle").calibrate(NotPrivate(), spec()).releases[0].guarantee, NotPrivate)

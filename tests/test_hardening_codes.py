@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lib.privacy.guarantees import RenyiDP
 from lib import DirichletMechanism, PrivateNaiveBayes
 from lib.models import bayesian_network as bn
 from lib.models import naive_bayes as nb
@@ -23,7 +24,7 @@ Y = np.array([0, 0, 1, 1, 1])
 
 def _released():
     class_counts, feature_counts = nb.count(X, Y, N_VALUES, 2)
-    cal = DirichletMechanism.calibrate_rdp(1.0, 5.0, nb.model_spec(N_VALUES, 2, len(Y)))
+    cal = DirichletMechanism.calibrate(RenyiDP(5.0, 1.0), nb.model_spec(N_VALUES, 2, len(Y)))
     return nb.release_parameters(class_counts, feature_counts, cal, n_draws=3, rng=0)
 
 
@@ -71,7 +72,7 @@ def test_scores_refuse_float_labels_and_wrong_lengths(func):
 def test_a_user_built_split_with_a_bad_test_code_is_refused_by_the_evaluation():
     split = Split(X, np.array([[0, 3]]), Y, np.array([1]), N_VALUES, 2, ("a", "b"), (0, 1))
     task = NaiveBayesTask(split)
-    cal = DirichletMechanism.calibrate_rdp(1.0, 5.0, task.spec)
+    cal = DirichletMechanism.calibrate(RenyiDP(5.0, 1.0), task.spec)
     batch = task.release(cal, 2, np.random.default_rng(0))
     with pytest.raises(ValueError, match=r"X must hold codes in \[0, 2\] in column 1"):
         task.score([batch])
@@ -81,7 +82,7 @@ def test_a_user_built_split_with_a_bad_test_code_is_refused_by_the_evaluation():
 
 
 def test_private_naive_bayes_refuses_bad_codes_at_prediction():
-    model = PrivateNaiveBayes("dirichlet", epsilon=1.0, random_state=0).fit(X, Y, n_values=N_VALUES, n_classes=2)
+    model = PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=0).fit(X, Y, n_values=N_VALUES, n_classes=2)
     for bad in ([[2, 0]], [[-1, 0]], [[0, 10**12]]):
         with pytest.raises(ValueError, match="X must hold codes"):
             model.predict_proba(np.array(bad))
@@ -91,11 +92,11 @@ def test_private_naive_bayes_refuses_bad_codes_at_prediction():
 
 def test_inferred_labels_must_be_zero_to_k_minus_one():
     with pytest.raises(ValueError, match=r"classes \[1, 2, 3, 4\] are absent"):
-        PrivateNaiveBayes("dirichlet", epsilon=1.0, random_state=0).fit(X, np.array([0, 0, 5, 5, 5]))
+        PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=0).fit(X, np.array([0, 0, 5, 5, 5]))
     with pytest.raises(ValueError, match="y must hold class codes in"):
-        PrivateNaiveBayes("dirichlet", epsilon=1.0, random_state=0).fit(X, np.array([0, 0, -1, 1, 1]))
+        PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=0).fit(X, np.array([0, 0, -1, 1, 1]))
     # A declared public domain may have empty classes.
-    model = PrivateNaiveBayes("dirichlet", epsilon=1.0, random_state=0).fit(
+    model = PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=0).fit(
         X, np.array([0, 0, 5, 5, 5]), n_values=N_VALUES, n_classes=6)
     assert model.n_classes_ == 6 and model.class_log_prior_.shape == (6,)
     assert nb.count(X, np.array([0, 0, 5, 5, 5]), N_VALUES, 6)[0].tolist() == [2, 0, 0, 0, 0, 3]
@@ -104,7 +105,7 @@ def test_inferred_labels_must_be_zero_to_k_minus_one():
 def test_bayesian_network_codes_are_checked_before_indexing():
     parents = [(), (0,)]
     tables = bn.count_tables(X, N_VALUES, parents)
-    logs = bn.release_tables(tables, DirichletMechanism.calibrate_rdp(1.0, 5.0, bn.network_spec(N_VALUES, parents, 5)),
+    logs = bn.release_tables(tables, DirichletMechanism.calibrate(RenyiDP(5.0, 1.0), bn.network_spec(N_VALUES, parents, 5)),
                              rng=0)
     for bad in ([[0, 3]], [[-1, 0]], [[2**40, 0]]):
         with pytest.raises(ValueError, match="codes must hold codes"):

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 from scipy import special
 
+from lib.privacy.guarantees import ApproximateDP, NotPrivate, RenyiDP
 from lib.models import logistic_regression as gp
 from lib.mechanisms import posterior_sampling as ps
 from lib.mechanisms.posterior_sampling import ConcentratedPosterior, DiffusedPosterior, TruePosterior
@@ -157,9 +158,9 @@ def _objects(kind, d, rows, n_total, prior, scale, lam, seed):
     calibrated = cls.configured(prior=float(prior.min()))
     spec = ReleaseSpec(((rows, d),), n_total)
     target = 50.0 if kind == "true" else float(np.random.default_rng(seed).uniform(0.01, 1.0))
-    yield calibrated.for_release_rdp(target, lam, spec, 0)
+    yield calibrated._renyi_release(RenyiDP(lam, target), spec, 0)
     if kind != "true":
-        yield calibrated.calibrate_rdp_grid([target], lam, spec)[0].releases[0]
+        yield calibrated.calibrate_many([RenyiDP(lam, target)], spec)[0].releases[0]
     # 3. the constructor with the dimension and a prior vector
     yield cls(*args, prior, lam=lam, epsilon=generous, rows=rows, n_total=n_total, d=d)
 
@@ -237,7 +238,7 @@ def test_an_object_releases_only_the_tables_its_guarantee_covers():
     with pytest.raises(ValueError, match=r"\(\.\.\., 2, 3\)"):
         table.release(np.zeros((7, 3)), rng=0)
     # an object without a target states nothing and releases any vectors (chapter 10's examples)
-    assert DiffusedPosterior(0.2, 1.0).guarantee is None
+    assert DiffusedPosterior(0.2, 1.0).guarantee == NotPrivate()
     DiffusedPosterior(0.2, 1.0).release([0.5, 30.0, 2.0], rng=0)
 
 
@@ -245,8 +246,8 @@ def test_calibrated_objects_meet_their_stated_level_exactly():
     """No tolerance: the stated epsilon is met by the stated curve at the stated order (calibrate_dp included)."""
     spec = ReleaseSpec(((1, 2), (2, 7), (3, 4)), 5000)
     for cls in (DiffusedPosterior, ConcentratedPosterior):
-        cals = [cls.calibrate_dp(e, 1e-5, spec) for e in (0.3, 1.0, 4.0)]
-        cals += cls.calibrate_rdp_grid([0.1, 2.0], 5.0, spec)
+        cals = [cls.calibrate(ApproximateDP(e, 1e-5), spec) for e in (0.3, 1.0, 4.0)]
+        cals += cls.calibrate_many([RenyiDP(5.0, 0.1), RenyiDP(5.0, 2.0)], spec)
         for cal in cals:
             for mech in cal.releases:
                 assert mech.guarantee.curve(mech.guarantee.lam) <= mech.guarantee.epsilon
@@ -267,15 +268,16 @@ REAL_CALLS = {
     "remove_divergence n": (lambda v: ps.remove_divergence(1.0, 3.0, 1, v, 0.5, 2.0), "n"),
     "calibrate_scale epsilon": (lambda v: ps.calibrate_scale(v, 2.0, 1.0, 10, d=3), "epsilon"),
     "critical_order prior": (lambda v: ps.critical_order(v, 0.5), "prior"),
-    "for_release_rdp epsilon": (lambda v: DiffusedPosterior.for_release_rdp(v, 5.0, SPEC, 0), "epsilon"),
-    "TruePosterior.for_release_rdp epsilon": (lambda v: TruePosterior.for_release_rdp(v, 1.5, SPEC, 0), "epsilon"),
-    "calibrate_dp epsilon_hat": (lambda v: DiffusedPosterior.calibrate_dp(v, 1e-5, SPEC, n_orders=4),
-                                 "epsilon_hat"),
+    "calibrate RenyiDP epsilon": (lambda v: DiffusedPosterior._renyi_release(RenyiDP(5.0, v), SPEC, 0), "epsilon"),
+    "TruePosterior calibrate epsilon": (lambda v: TruePosterior._renyi_release(RenyiDP(1.5, v), SPEC, 0), "epsilon"),
+    "calibrate ApproximateDP epsilon": (
+        lambda v: DiffusedPosterior.configured(n_orders=4).calibrate(ApproximateDP(v, 1e-5), SPEC),
+        "epsilon"),
     "constructor epsilon": (lambda v: DiffusedPosterior(0.5, 1.0, lam=2.0, epsilon=v, n_total=10, d=2), "epsilon"),
     "gaussian_posterior_kl successes": (lambda v: ps.gaussian_posterior_kl(v, 10, [1.0, 1.0], 1.0), "successes"),
     "gaussian_posterior_params sigma": (lambda v: ps.gaussian_posterior_params(3, 10, 1.0, v, 0, 4), "sigma"),
-    "settings n": (lambda v: gp.settings("posterior", 1.0, 1.0, v), "n"),
-    "settings beta0": (lambda v: gp.settings("posterior", 1.0, 1.0, 10, v), "beta0"),
+    "settings n": (lambda v: gp.LogisticPosterior.settings(1.0, 1.0, v), "n"),
+    "settings beta0": (lambda v: gp.LogisticPosterior.settings(1.0, 1.0, 10, v), "beta0"),
     "log_likelihood X": (lambda v: gp.log_likelihood(np.zeros(2), v, Y_TOY), "X"),
     "error_rate W": (lambda v: gp.error_rate(v, X_TOY, Y_TOY), "W"),
     "mode tol": (lambda v: gp.mode(X_TOY, Y_TOY, 0.1, 1.0, tol=v), "tol"),
@@ -296,10 +298,10 @@ def test_non_real_arguments_raise_a_type_error_naming_the_argument(call, bad):
 
 
 @pytest.mark.parametrize("func, name", [
-    (lambda: DiffusedPosterior.for_release_rdp(0.5, 5.0, ((1, 2),), 0), "spec"),
-    (lambda: DiffusedPosterior.calibrate_rdp_grid([0.5], 5.0, None), "spec"),
-    (lambda: DiffusedPosterior.calibrate_dp(1.0, 1e-5, SPEC, n_orders=2.5), "n_orders"),  # int(2.5) = 2 before
-    (lambda: DiffusedPosterior.calibrate_dp(1.0, 1e-5, SPEC, cache=[]), "cache"),
+    (lambda: DiffusedPosterior._renyi_release(RenyiDP(5.0, 0.5), ((1, 2),), 0), "spec"),
+    (lambda: DiffusedPosterior.calibrate_many([RenyiDP(5.0, 0.5)], None), "spec"),
+    (lambda: DiffusedPosterior.configured(n_orders=2.5).calibrate(ApproximateDP(1.0, 1e-5), SPEC), "n_orders"),  # int(2.5) = 2 before
+    (lambda: DiffusedPosterior.calibrate(ApproximateDP(1.0, 1e-5), SPEC, cache=[]), "cache"),
     (lambda: DiffusedPosterior(0.5, rows=1.0), "rows"),
     (lambda: ps.brute_force_worst_case([1.0, 2.0], 0.5, 2.0, 3, rows="1"), "rows"),
     (lambda: gp.sample(X_TOY, Y_TOY, (0.1, 1.0), 2, 1, rng=0), "setting"),
@@ -327,18 +329,18 @@ def test_objects_of_the_wrong_type_raise_a_type_error(func, name):
     (lambda: ps.calibrate_scale(0.5, 2.0, [1.0, 2.0], 10, rows=0), "rows"),  # AttributeError before
     (lambda: ps.critical_order([1.0, 2.0], 0.5, kind="bogus"), "kind"),  # ignored before
     (lambda: ps.brute_force_worst_case([1.0, 2.0], 0.5, 2.0, 3, kind="bogus"), "kind"),
-    (lambda: DiffusedPosterior.for_release_rdp(0.5, 5.0, SPEC, -1), "index"),  # the last release before
-    (lambda: DiffusedPosterior.for_release_rdp(0.5, 5.0, SPEC, 2), "index"),  # IndexError before
-    (lambda: DiffusedPosterior.for_release_rdp(0.5, 5.0, ReleaseSpec(((1, 1),), 10), 0), "d"),
-    (lambda: DiffusedPosterior.for_release_rdp(0.5, 5.0, ReleaseSpec(((0, 2),), 10), 0), "rows"),
-    (lambda: DiffusedPosterior.calibrate_rdp_grid([0.5], 5.0, ReleaseSpec(((1, 2),), -5)), "n_total"),
-    (lambda: DiffusedPosterior.calibrate_dp(1.0, 1.5, SPEC), "delta"),
+    (lambda: DiffusedPosterior._renyi_release(RenyiDP(5.0, 0.5), SPEC, -1), "index"),  # the last release before
+    (lambda: DiffusedPosterior._renyi_release(RenyiDP(5.0, 0.5), SPEC, 2), "index"),  # IndexError before
+    (lambda: DiffusedPosterior._renyi_release(RenyiDP(5.0, 0.5), ReleaseSpec(((1, 1),), 10), 0), "d"),
+    (lambda: DiffusedPosterior._renyi_release(RenyiDP(5.0, 0.5), ReleaseSpec(((0, 2),), 10), 0), "rows"),
+    (lambda: DiffusedPosterior.calibrate_many([RenyiDP(5.0, 0.5)], ReleaseSpec(((1, 2),), -5)), "n_total"),
+    (lambda: DiffusedPosterior.calibrate(ApproximateDP(1.0, 1.5), SPEC), "delta"),
     (lambda: ps.gaussian_posterior_kl(11, 10, [1.0, 1.0], 1.0), "successes"),  # NaN before
     (lambda: ps.gaussian_posterior_kl(3, 10, [1.0, 1.0], 1e-308), "sigma"),  # inf before
     (lambda: ps.gaussian_posterior_params([1.0, 2.0], 10, 1.0, 1.0, 0, 3), "successes"),
-    (lambda: gp.settings(["ops"], 1.0, 1.0, 10), "method"),
-    (lambda: gp.settings("posterior", 1.0, 1.0, -10), "n"),  # unchecked for this method before
-    (lambda: gp.settings("posterior", 1.0, 1.0, 10, c=np.nan), "c"),
+    (lambda: gp.settings(["ops"], 1.0, 1.0, 10), "sampler"),
+    (lambda: gp.LogisticPosterior.settings(1.0, 1.0, -10), "n"),  # unchecked for this method before
+    (lambda: gp.LogisticPosterior.settings(1.0, 1.0, 10, c=np.nan), "c"),
     (lambda: gp.sample(X_TOY, Y_TOY, gp.Settings(np.array([0.1]), np.array([2.0]), np.array([np.inf])), 2, 1),
      "setting.rho"),
     (lambda: gp.sample(X_TOY, Y_TOY, gp.Settings(np.array([0.1]), np.array([1.0]), np.array([0.0])), 2, 1),
@@ -394,7 +396,7 @@ def test_brute_force_helpers_and_searches_refuse_absurd_sizes_up_front():
     _quick(lambda: ps.calibrate_scale(0.5, 2.0, np.arange(1.0, 5001.0), 10), "pairs")
     _quick(lambda: ps.gaussian_posterior_kl(3, 10, [1.0, 1.0], 1.0, nodes=10**6), "nodes")  # 7 TiB before
     _quick(lambda: ps.gaussian_posterior_params(3, 10, 1.0, 1.0, 0, 10**12), "size")
-    _quick(lambda: DiffusedPosterior.calibrate_dp(1.0, 1e-5, SPEC, n_orders=10**9), "n_orders")  # 7 GiB before
+    _quick(lambda: DiffusedPosterior.configured(n_orders=10**9).calibrate(ApproximateDP(1.0, 1e-5), SPEC), "n_orders")  # 7 GiB before
     _quick(lambda: gp.sample(X_TOY, Y_TOY, SETTING, 10**9, 1, rng=0), "margins")  # MemoryError before
     _quick(lambda: gp.sample(X_TOY, Y_TOY, SETTING, 2, 10**12, rng=0), "n_sweeps")  # hung before
     _quick(lambda: gp.sample(X_TOY, Y_TOY, SETTING, 2, 2, rng=0, mala_steps=10**11), "mala_steps")

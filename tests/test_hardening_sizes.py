@@ -10,6 +10,7 @@ import time
 import numpy as np
 import pytest
 
+from lib.privacy.guarantees import RenyiDP
 from lib import PrivateNaiveBayes, all_neighbours, output_raw_moment, random_neighbours, trigamma_series
 from lib.models import bayesian_network as bn
 from lib.models import naive_bayes as nb
@@ -54,7 +55,7 @@ def test_raw_moment_refuses_huge_orders():
     (np.array([[0, 0], [1, 1]]), np.array([0, 10**10])),   # 298 GiB before the fix
 ])
 def test_private_naive_bayes_refuses_an_absurd_inferred_domain(X, y):
-    _quick(lambda: PrivateNaiveBayes("dirichlet", epsilon=1.0, random_state=0).fit(X, y), "cells|class codes")
+    _quick(lambda: PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=0).fit(X, y), "cells|class codes")
 
 
 def test_count_refuses_absurd_declared_domains():

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lib import calibrate, dp_to_rdp, fixed_order, min_order, optimal_order
-from lib.mechanisms.dirichlet import approximate_dp as adp
+from lib.mechanisms.noise import calibration as noise_calibration
 from lib.mechanisms import gohari
 
 LEAKS = ("did not converge", "NaN", "solver cannot continue", "nan")
@@ -58,15 +58,15 @@ def test_optimal_order_at_extreme_targets(eps_hat, delta):
 @given(log_eps=st.floats(-8, 10), log_delta=st.floats(-300, -1e-4), log_sens=st.floats(-50, 50))
 def test_analytic_gaussian_sigma_meets_delta_over_its_range(log_eps, log_delta, log_sens):
     eps, delta, sens = 10.0**log_eps, 10.0**log_delta, 10.0**log_sens
-    sigma = adp.analytic_gaussian_sigma(eps, delta, sens)
+    sigma = noise_calibration.analytic_gaussian_sigma(eps, delta, sens)
     # brentq in log sigma to 1e-13: delta(sigma) is steep but smooth, 1e-6 relative leaves room
-    assert adp.analytic_gaussian_delta(sigma, eps, sens) == pytest.approx(delta, rel=1e-6)
+    assert noise_calibration.analytic_gaussian_delta(sigma, eps, sens) == pytest.approx(delta, rel=1e-6)
 
 
 def test_analytic_gaussian_sigma_refuses_beyond_its_range():
     with pytest.raises(ValueError, match=r"epsilon_hat must be in \(0, 1e\+10\]"):
-        adp.analytic_gaussian_sigma(1e11, 1e-5, 1.0)  # NaN in brentq before the fix
-    assert np.isfinite(adp.rdp_gaussian_sigma(1e300, 1e-5, 1.0, grid_size=16))
+        noise_calibration.analytic_gaussian_sigma(1e11, 1e-5, 1.0)  # NaN in brentq before the fix
+    assert np.isfinite(noise_calibration.rdp_gaussian_sigma(1e300, 1e-5, 1.0, grid_size=16))
 
 
 def test_batched_calibrate_names_the_bad_element_and_the_range():

@@ -10,6 +10,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from lib.privacy.guarantees import ApproximateDP, RenyiDP
 from lib import (
     DirichletMechanism,
     GaussianMechanism,
@@ -25,11 +26,11 @@ from lib import (
     trigamma,
 )
 from lib import _validate
-from lib.mechanisms.dirichlet import approximate_dp as adp
+from lib.mechanisms.noise import calibration as noise_calibration
 from lib.mechanisms.noise import clip_and_normalise, laplace_scale
 from lib.mechanisms.gohari import gohari_calibrate
-from lib.mechanisms.dirichlet.mechanism import GohariMechanism
-from lib.models.naive_bayes import model_spec, release_budget
+from lib.mechanisms.gohari.mechanism import GohariMechanism
+from lib.models.naive_bayes import model_spec
 from lib.mechanisms.protocol import ReleaseSpec
 
 BAD_REALS = ["1", b"1", True, np.True_, 1 + 0j, 1 + 1j, np.complex128(1), None,
@@ -46,13 +47,13 @@ CALLS = {
     "rdp_to_dp delta": (lambda v: rdp_to_dp(1.0, 2.0, v), "delta"),
     "dp_to_rdp epsilon_hat": (lambda v: dp_to_rdp(v, 2.0, 1e-5), "epsilon_hat"),
     "min_order epsilon_hat": (lambda v: min_order(v, 1e-5), "epsilon_hat"),
-    "analytic_gaussian_sigma sensitivity": (lambda v: adp.analytic_gaussian_sigma(1.0, 1e-5, v), "sensitivity"),
+    "analytic_gaussian_sigma sensitivity": (lambda v: noise_calibration.analytic_gaussian_sigma(1.0, 1e-5, v), "sensitivity"),
     "gohari_calibrate epsilon_hat": (lambda v: gohari_calibrate(v, 1e-5, lam=5, n_total=100, d=3), "epsilon_hat"),
     "trigamma x": (lambda v: trigamma(v), "x"),
     "expected_kl_loss r": (lambda v: expected_kl_loss([1.0, 2.0], v, 1.0), "r"),
     "release counts": (lambda v: DirichletMechanism(1.0, 2.0).release(v, rng=0), "counts"),
     "clip_and_normalise noisy_counts": (lambda v: clip_and_normalise(v), "noisy_counts"),
-    "PrivateNaiveBayes epsilon": (lambda v: PrivateNaiveBayes("dirichlet", epsilon=v).fit(
+    "PrivateNaiveBayes epsilon": (lambda v: PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, v)).fit(
         np.array([[0, 1], [1, 0]]), np.array([0, 1])), "epsilon"),
 }
 
@@ -74,7 +75,7 @@ BAD_INTEGERS = [2.0, np.float64(2.0), "2", True, np.True_, 2 + 0j, None]
 INTEGER_CALLS = {
     "dp_to_rdp n_releases": (lambda v: dp_to_rdp(1.0, 2.0, 1e-5, n_releases=v), "n_releases"),
     "fixed_order n_releases": (lambda v: fixed_order(1.0, 1e-5, n_releases=v), "n_releases"),
-    "release_budget n_attributes": (lambda v: release_budget(1.0, v), "n_attributes"),
+    "Guarantee.split m": (lambda v: RenyiDP(5.0, 1.0).split(v), "m"),
     "random_neighbours n_pairs": (lambda v: random_neighbours(v, 3, max_count=5, rng=0), "n_pairs"),
     "random_neighbours max_count": (lambda v: random_neighbours(2, 3, max_count=v, rng=0), "max_count"),
     "model_spec n_total": (lambda v: model_spec([2, 2], 2, v), "n_total"),
@@ -97,8 +98,8 @@ def test_non_integer_counts_of_things_raise_a_type_error(call, bad):
 
 def test_gohari_mechanism_reports_a_type_error_instead_of_not_attained():
     spec = ReleaseSpec(((1, 3),), 100)
-    with pytest.raises(TypeError, match="epsilon_hat"):
-        GohariMechanism.calibrate_dp("1", 1e-5, spec)
+    with pytest.raises(TypeError, match="epsilon"):
+        GohariMechanism.calibrate(ApproximateDP("1", 1e-5), spec)   # the target itself refuses a string
 
 
 @pytest.mark.parametrize("good", [2, np.int32(2), np.float32(2.0), Fraction(2, 1), np.array(2.0), [2.0]])
@@ -114,6 +115,6 @@ def test_a_float_array_passes_without_a_copy():
 
 def test_release_parameters_refuses_string_counts():
     from lib.models.naive_bayes import model_spec as spec_of, release_parameters
-    cal = DirichletMechanism.calibrate_rdp(1.0, 5.0, spec_of([2], 2, 3))
+    cal = DirichletMechanism.calibrate(RenyiDP(5.0, 1.0), spec_of([2], 2, 3))
     with pytest.raises(TypeError, match="class_counts"):
         release_parameters(["1", "2"], [np.ones((2, 2))], cal, rng=0)  # silently parsed before

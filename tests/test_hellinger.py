@@ -1,4 +1,4 @@
-"""The smoothed-Hellinger exponential mechanism (lib.mechanisms.hellinger)."""
+"""The smoothed-Hellinger exponential mechanism (lib.mechanisms.hellinger), its audit and its head-to-head."""
 
 from math import comb
 
@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
+from lib.experiments import hellinger as hx
 from lib.mechanisms import hellinger as hm
+from lib.theory import hellinger_audit as ha
 from lib.mechanisms.dirichlet.divergence import hellinger_dirichlet
 
 PRIORS = [(1.0, 1.0), (0.5, 0.5), (2.0, 8.0)]
@@ -42,7 +44,7 @@ def test_hellinger_of_betas_against_quadrature():
 def test_fast_local_sensitivity_equals_brute_force_over_all_candidates(prior, n):
     cand = hm.candidates(n)
     hmat = hm.hellinger_matrix(prior, cand)
-    brute = hm.local_sensitivity_brute(hmat, hm.neighbour_index(cand))
+    brute = ha.local_sensitivity_brute(hmat, hm.neighbour_index(cand))
     # Both are maxima of the same rounded distances: equal to rounding (1e-14 absolute).
     np.testing.assert_allclose(hm.local_sensitivity_beta(prior, n), brute, rtol=0, atol=1e-14)
     np.testing.assert_allclose(hm.local_sensitivity(prior, cand), brute, rtol=0, atol=1e-14)
@@ -52,14 +54,14 @@ def test_fast_local_sensitivity_dirichlet_equals_brute_force():
     prior = (0.5, 1.0, 2.0)
     cand = hm.candidates(5, 3)
     nb = hm.neighbour_index(cand)
-    brute = hm.local_sensitivity_brute(hm.hellinger_matrix(prior, cand), nb)
+    brute = ha.local_sensitivity_brute(hm.hellinger_matrix(prior, cand), nb)
     np.testing.assert_allclose(hm.local_sensitivity(prior, cand, nb), brute, rtol=0, atol=1e-14)
 
 
 @pytest.mark.parametrize("prior", PRIORS)
 @pytest.mark.parametrize("n, gamma", [(4, 0.05), (9, 0.3), (10, 2.0)])
 def test_fast_smooth_sensitivity_equals_brute_force_over_all_data_sets(prior, n, gamma):
-    brute, counts = hm.smooth_sensitivity_brute_beta(prior, n, gamma)
+    brute, counts = ha.smooth_sensitivity_brute_beta(prior, n, gamma)
     fast = hm.smooth_sensitivity_beta(hm.local_sensitivity_beta(prior, n), gamma)
     np.testing.assert_allclose(fast[counts], brute, rtol=1e-13)
     dense = hm.smooth_sensitivity(hm.local_sensitivity_beta(prior, n), hm.candidates(n), gamma)
@@ -85,8 +87,8 @@ def test_log_pmf_is_normalised_and_survives_underflow():
 
 def test_release_matches_the_exact_distribution():
     prior, n, count, eps, delta = (1.0, 1.0), 30, 11, 1.0, 1e-6
-    mech = hm.hellinger_mechanism(prior, n, eps, delta)
-    draws = hm.release_beta(prior, count, n, eps, delta, size=40_000, rng=5)
+    mech = hm.SmoothedHellinger(prior, n, eps, delta)
+    draws = mech.released_counts(np.broadcast_to((count, n - count), (40_000, 2)), rng=5)[:, 0]
     freq = np.bincount(draws, minlength=n + 1) / draws.size
     p = np.exp(mech.log_pmf[count])
     # Chi-square goodness of fit: a correct sampler fails at level 1e-4 only 1 time in 10^4.
@@ -94,7 +96,7 @@ def test_release_matches_the_exact_distribution():
     keep = expected > 5
     chi2 = (((freq * draws.size)[keep] - expected[keep]) ** 2 / expected[keep]).sum()
     assert stats.chi2.sf(chi2, keep.sum() - 1) > 1e-4
-    rows = hm.log_pmf_rows_beta(prior, n, eps, delta, [count])
+    rows = ha.log_pmf_rows_beta(prior, n, eps, delta, [count])
     np.testing.assert_allclose(rows[0], mech.log_pmf[count], rtol=0, atol=1e-12)
 
 
@@ -104,7 +106,7 @@ def test_audit_of_a_known_mechanism():
     e = 1.3
     lp = np.log(np.array([[np.exp(e), 1.0], [1.0, np.exp(e)]]) / (1 + np.exp(e)))
     nb = np.array([[1], [0]])
-    out = hm.audit(lp, nb, [0.5, e], orders=[2.0])
+    out = ha.audit(lp, nb, [0.5, e], orders=[2.0])
     assert out.pure_epsilon == pytest.approx(e, rel=1e-12)
     assert out.delta[0] == pytest.approx((np.exp(e) - np.exp(0.5)) / (1 + np.exp(e)), rel=1e-12)
     assert out.delta[1] == pytest.approx(0.0, abs=1e-15)
@@ -115,9 +117,9 @@ def test_audit_of_a_known_mechanism():
 
 def test_audit_counts_agrees_with_the_dense_audit():
     prior, n, eps, delta = (2.0, 8.0), 40, 2.0, 1e-3
-    mech = hm.hellinger_mechanism(prior, n, eps, delta)
-    dense = hm.audit(mech.log_pmf, mech.neighbours, [eps, 0.5 * eps], orders=[2.0, 8.0])
-    rows = hm.audit_counts(prior, n, eps, delta, np.arange(n), [eps, 0.5 * eps], orders=[2.0, 8.0])
+    mech = hm.SmoothedHellinger(prior, n, eps, delta)
+    dense = ha.audit(mech.log_pmf, mech.neighbours, [eps, 0.5 * eps], orders=[2.0, 8.0])
+    rows = ha.audit_counts(prior, n, eps, delta, np.arange(n), [eps, 0.5 * eps], orders=[2.0, 8.0])
     assert rows.pure_epsilon == pytest.approx(dense.pure_epsilon, rel=1e-10)
     np.testing.assert_allclose(rows.delta, dense.delta, rtol=1e-9, atol=1e-15)
     np.testing.assert_allclose(rows.renyi, dense.renyi, rtol=1e-9)
@@ -126,17 +128,17 @@ def test_audit_counts_agrees_with_the_dense_audit():
 def test_plain_exponential_mechanism_is_pure_dp():
     # McSherry-Talwar: weights exp(-eps H / (2 GS)) are eps-DP; the audit must confirm it.
     for prior in PRIORS:
-        mech = hm.hellinger_mechanism(prior, 25, 1.0, 1e-6, global_sensitivity=True)
-        assert hm.audit(mech.log_pmf, mech.neighbours, [1.0]).pure_epsilon <= 1.0 + 1e-12
+        mech = hm.HellingerExponential(prior, 25, 1.0)
+        assert ha.audit(mech.log_pmf, mech.neighbours, [1.0]).pure_epsilon <= 1.0 + 1e-12
 
 
 def test_tail_bounds_consistent_and_loose_hold():
     prior, n, eps = (1.0, 1.0), 60, 1.0
-    mech = hm.hellinger_mechanism(prior, n, eps, 1e-6)
+    mech = hm.SmoothedHellinger(prior, n, eps, 1e-6)
     c = np.linspace(0, 1, 41)
     for x in (0, 17, 30):
-        exact = hm.tail_exact(mech.log_pmf[x], mech.hellinger[x], c)
-        bounds = hm.tail_bounds(mech.hellinger[x], mech.smooth[x], eps, c)
+        exact = ha.tail_exact(mech.log_pmf[x], mech.hellinger[x], c)
+        bounds = ha.tail_bounds(mech.hellinger[x], mech.smooth[x], eps, c)
         assert np.all(exact <= bounds["consistent"] * (1 + 1e-12))
         assert np.all(bounds["consistent"] <= bounds["loose"] * (1 + 1e-12))
 
@@ -148,19 +150,19 @@ def test_beta_hockey_stick_against_quadrature(u, v, eps):
     def f(t):
         return max(stats.beta.pdf(t, *u) - np.exp(eps) * stats.beta.pdf(t, *v), 0.0)
     ref = integrate.quad(f, 0, 1, limit=400, epsabs=1e-13, epsrel=1e-10)[0]
-    assert hm.beta_hockey_stick(u, v, eps) == pytest.approx(ref, rel=1e-7, abs=1e-12)
+    assert ha.beta_hockey_stick(u, v, eps) == pytest.approx(ref, rel=1e-7, abs=1e-12)
 
 
 def test_beta_hockey_stick_rejects_unequal_totals():
     with pytest.raises(ValueError, match="equal totals"):
-        hm.beta_hockey_stick([1.0, 2.0], [1.0, 3.0], 0.5)
+        ha.beta_hockey_stick([1.0, 2.0], [1.0, 3.0], 0.5)
 
 
 def test_dirichlet_exact_scale_meets_delta_and_is_the_largest():
     alpha, n, eps, delta = 5.0, 50, 1.0, 1e-5
-    r = hm.dirichlet_exact_scale(alpha, n, eps, delta)
-    assert hm.dirichlet_worst_delta(r, alpha, n, eps) <= delta
-    assert hm.dirichlet_worst_delta(r * (1 + 1e-6), alpha, n, eps) > delta
+    r = ha.dirichlet_exact_scale(alpha, n, eps, delta)
+    assert ha.dirichlet_worst_delta(r, alpha, n, eps) <= delta
+    assert ha.dirichlet_worst_delta(r * (1 + 1e-6), alpha, n, eps) > delta
 
 
 def test_bad_input_raises():
@@ -168,41 +170,41 @@ def test_bad_input_raises():
         hm.candidates(0)
     with pytest.raises(ValueError, match="prior"):
         hm.posteriors((1.0, 1.0, 1.0), hm.candidates(3))
-    with pytest.raises(ValueError, match="count must be in"):
-        hm.release_beta((1.0, 1.0), 5, 4, 1.0, 1e-6)
+    with pytest.raises(ValueError, match="total the public n = 4"):
+        hm.SmoothedHellinger((1.0, 1.0), 4, 1.0, 1e-6).release((5, 0))
     with pytest.raises(ValueError, match="at most 14"):
-        hm.smooth_sensitivity_brute_beta((1.0, 1.0), 15, 0.1)
+        ha.smooth_sensitivity_brute_beta((1.0, 1.0), 15, 0.1)
     with pytest.raises(ValueError, match="gamma"):
         hm.smooth_sensitivity_beta([0.1, 0.2], 0.0)
     with pytest.raises(ValueError, match=r"alpha must be in \(0, inf\)"):
-        hm.dirichlet_exact_scale(0.0, 10, 1.0, 1e-6)
+        ha.dirichlet_exact_scale(0.0, 10, 1.0, 1e-6)
 
 
 def test_score_atoms_merge_ties_and_sum_to_one():
     # uniform prior, data set at the centre: every score but the true one is shared by two candidates
-    mech = hm.hellinger_mechanism((1.0, 1.0), 20, 1.0, 1e-6)
-    scores, probs = hm.score_atoms(mech.log_pmf[10], mech.hellinger[10])
+    mech = hm.SmoothedHellinger((1.0, 1.0), 20, 1.0, 1e-6)
+    scores, probs = ha.score_atoms(mech.log_pmf[10], mech.hellinger[10])
     assert scores.size == 11 and scores[-1] == 0.0 and np.isclose(probs.sum(), 1.0, rtol=0, atol=1e-12)
     p = np.exp(mech.log_pmf[10])
     assert np.isclose(probs[-1], p[10], rtol=1e-14) and np.isclose(probs[0], p[0] + p[20], rtol=1e-14)
     # off centre no two candidates share a score
-    assert hm.score_atoms(mech.log_pmf[3], mech.hellinger[3])[0].size == 21
+    assert ha.score_atoms(mech.log_pmf[3], mech.hellinger[3])[0].size == 21
 
 
 def test_lemma_violation_on_a_hand_made_law():
     scores, probs = np.array([-2.0, -1.0, 0.0]), np.array([0.2, 0.3, 0.5])
     # a shift that maps -1 onto 0 and 0 onto nothing: the atom at 0 is compared with nothing
-    out = hm.lemma_violation(scores, probs, 2.0, 0.1, shift=1.0)
+    out = ha.lemma_violation(scores, probs, 2.0, 0.1, shift=1.0)
     assert out["matched"] == 2 and out["score"] == 0.0 and np.isclose(out["violation"], 0.5 - 0.05)
     assert np.isclose(out["gap"], 1.0)
     # a generic shift matches nothing: the violation is the largest atom minus delta / 2
-    out = hm.lemma_violation(scores, probs, 2.0, 0.1, shift=0.37)
+    out = ha.lemma_violation(scores, probs, 2.0, 0.1, shift=0.37)
     assert out["matched"] == 0 and np.isclose(out["violation"], 0.45) and np.isclose(out["gap"], 0.37)
     # dilation by e^lambda maps 0 to 0 and -1 to -2 when lambda = ln 2: only -2 is compared with nothing
-    out = hm.lemma_violation(scores, probs, 0.0, 0.0, log_dilation=np.log(2.0))
+    out = ha.lemma_violation(scores, probs, 0.0, 0.0, log_dilation=np.log(2.0))
     assert out["matched"] == 2 and out["score"] == -2.0 and np.isclose(out["violation"], 0.2)
     # a law with an atom at every image: the inequality holds
-    assert hm.lemma_violation(np.array([-1.0, 0.0]), np.array([0.5, 0.5]), 0.0, 0.0, shift=0.0)["violation"] <= 0
+    assert ha.lemma_violation(np.array([-1.0, 0.0]), np.array([0.5, 0.5]), 0.0, 0.0, shift=0.0)["violation"] <= 0
 
 
 def test_proof_delta_threshold_is_two_ln_two():
@@ -211,21 +213,76 @@ def test_proof_delta_threshold_is_two_ln_two():
     (root,) = sp.solve(sp.Eq(sp.exp(eps / 2) / 2, 1), eps)
     assert sp.simplify(root - 2 * sp.log(2)) == 0
     t = float(root)
-    below, above = hm.proof_delta(t * (1 - 1e-6), 1e-3), hm.proof_delta(t * (1 + 1e-6), 1e-3)
+    below, above = ha.proof_delta(t * (1 - 1e-6), 1e-3), ha.proof_delta(t * (1 + 1e-6), 1e-3)
     assert below["as_written"] < 1e-3 < above["as_written"]
-    assert (hm.proof_delta(np.array([1e-6, 0.5, 5.0]), 1e-3)["both_terms"] > 1e-3).all()
+    assert (ha.proof_delta(np.array([1e-6, 0.5, 5.0]), 1e-3)["both_terms"] > 1e-3).all()
 
 
 def test_head_to_head_calibration_is_memoised_and_unchanged():
-    hm._order_for.cache_clear()
-    hm._exact_scale_for.cache_clear()
+    hx._order_for.cache_clear()
+    hx._exact_scale_for.cache_clear()
     ref = np.array([30.0, 70.0])
-    first = hm.head_to_head((1.0, 1.0), (40, 60), 1.0, 1e-6, reference=ref, repeats=50, rng=1)["_calibration"]
-    assert hm._order_for.cache_info().misses == 1
-    again = hm.head_to_head((1.0, 1.0), (20, 80), 1.0, 1e-6, reference=ref, repeats=50, rng=2)["_calibration"]
-    assert hm._order_for.cache_info().hits == 1 and hm._exact_scale_for.cache_info().hits == 1
+    first = hx.head_to_head((1.0, 1.0), (40, 60), 1.0, 1e-6, reference=ref, repeats=50, rng=1)["_calibration"]
+    assert hx._order_for.cache_info().misses == 1
+    again = hx.head_to_head((1.0, 1.0), (20, 80), 1.0, 1e-6, reference=ref, repeats=50, rng=2)["_calibration"]
+    assert hx._order_for.cache_info().hits == 1 and hx._exact_scale_for.cache_info().hits == 1
     assert first == again
     from lib.mechanisms.dirichlet.order import optimal_order
     direct = optimal_order(1.0, 1e-6, ref)
     assert first["r_app_b"] == direct.r and first["alpha"] == direct.alpha
-    assert first["r_exact"] == hm.dirichlet_exact_scale(direct.alpha, 100, 1.0, 1e-6)
+    assert first["r_exact"] == ha.dirichlet_exact_scale(direct.alpha, 100, 1.0, 1e-6)
+
+
+FAMILY = {"smoothed_hellinger": hm.SmoothedHellinger, "hellinger_em": hm.HellingerExponential,
+          "count_laplace": hm.CountLaplace, "count_gaussian": hm.CountGaussian}
+
+
+@pytest.mark.parametrize("name", list(FAMILY))
+def test_registered_hellinger_family_pickles_releases_on_the_simplex_and_states_a_guarantee(name):
+    import pickle
+
+    from lib.mechanisms.protocol import ApproximateDP, PureDP, ReleaseSpec, RenyiDP, get
+
+    cls = get(name)
+    assert cls is FAMILY[name]
+    spec = ReleaseSpec(((1, 2), (1, 2)), 30)  # two vectors of public total 30
+    cal = cls.calibrate(ApproximateDP(2.0, 1e-4), spec)
+    share = (1.0, 5e-5)
+    for mech in cal.releases:
+        g = mech.guarantee
+        assert isinstance(g, (PureDP, ApproximateDP)) and g.epsilon == share[0]
+        if isinstance(g, ApproximateDP):
+            assert g.delta == share[1]
+        counts = np.array([[0, 30], [13, 17], [30, 0]])
+        copy = pickle.loads(pickle.dumps(mech))
+        y = copy.release(counts, rng=np.random.default_rng(4))
+        assert np.array_equal(y, mech.release(counts, rng=np.random.default_rng(4)))
+        assert y.shape == (3, 2) and np.all(y > 0) and np.allclose(y.sum(axis=-1), 1.0)  # even at empty cells
+    assert cal.guarantee.epsilon == 2.0
+    with pytest.raises(ValueError, match="cannot meet a RenyiDP target"):
+        cls.calibrate(RenyiDP(2.0, 1.0), spec)
+    with pytest.raises(ValueError, match="public total n"):  # rows of a table have private totals
+        cls.calibrate(ApproximateDP(2.0, 1e-4), ReleaseSpec(((3, 2),), 30))
+
+
+def test_count_noise_statements_hold():
+    # Laplace on a count of sensitivity 1: the density ratio of neighbours is at most e^eps everywhere
+    lap = hm.CountLaplace(0.7, 50)
+    t = np.linspace(-20, 70, 2001)
+    log_ratio = (-np.abs(t - 20) + np.abs(t - 21)) / lap.noise_scale
+    assert log_ratio.max() <= lap.guarantee.epsilon * (1 + 1e-12)
+    # the analytic Gaussian's exact delta (Balle and Wang 2018, Theorem 8) in mpmath, at sensitivity 1
+    gau = hm.CountGaussian(0.7, 1e-5, 50)
+    s, e = mp.mpf(gau.noise_scale), mp.mpf(0.7)
+    exact = mp.ncdf(1 / (2 * s) - e * s) - mp.exp(e) * mp.ncdf(-1 / (2 * s) - e * s)
+    assert float(exact) <= gau.guarantee.delta * (1 + 1e-9)
+
+
+def test_smoothed_hellinger_release_is_the_posterior_mean_of_the_released_count():
+    mech = hm.SmoothedHellinger((1.0, 1.0), 40, 2.0, 1e-6)
+    counts = np.broadcast_to((11, 29), (500, 2))
+    c = mech.released_counts(counts, rng=9)
+    y = mech.release(counts, rng=9)
+    np.testing.assert_array_equal(y, (c + 1.0) / 42.0)
+    three = hm.SmoothedHellinger((0.5, 1.0, 2.0), 6, 1.0, 1e-3)
+    assert np.array_equal(three.index(three.cand), np.arange(three.cand.shape[0]))

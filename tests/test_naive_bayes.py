@@ -7,11 +7,12 @@ import pytest
 from scipy.special import logsumexp
 from sklearn.naive_bayes import CategoricalNB
 
+from lib.privacy.guarantees import NotPrivate, RenyiDP
 from lib.mechanisms.noise import GaussianMechanism, LaplaceMechanism, SmoothedEstimate
 from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
 from lib.experiments.data import DATASETS
 from lib.mechanisms.dirichlet.mechanism import DirichletMechanism
-from lib.models.naive_bayes import (PrivateNaiveBayes, count, log_proba, model_spec, release_budget,
+from lib.models.naive_bayes import (PrivateNaiveBayes, count, log_proba, model_spec,
                              release_parameters, releases_of)
 from lib.mechanisms.protocol import ModelCalibration, get
 
@@ -29,23 +30,27 @@ def spec_of(X, y, n_values, d):
 
 # ------------------------------------------------------------------ accounting
 
-def test_release_budget():
-    assert release_budget(1.0, 9) == pytest.approx(0.1)
-    np.testing.assert_allclose(release_budget(np.array([1.0, 2.0]), 1), [0.5, 1.0])
-    # K + 1 releases at the per-release level compose (Lemma 1) to the total level
-    for eps, K in itertools.product([1e-3, 0.5, 10.0], [1, 13, 64]):
-        assert (K + 1) * release_budget(eps, K) == pytest.approx(eps, rel=1e-15)
-    for bad in (0, -1, 2.5, True, None):
-        with pytest.raises(ValueError, match="n_attributes"):
-            release_budget(1.0, bad)
-    with pytest.raises(ValueError, match="epsilon"):
-        release_budget(0.0, 3)
+def test_the_model_splits_its_target_by_the_one_split_and_reports_the_whole():
+    """Proposition 7.1: K + 1 releases at RenyiDP(lam, eps).split(K + 1) compose to the target."""
+    X, y, n_values, d = synthetic()
+    for eps in (1e-3, 0.5, 10.0):
+        target = RenyiDP(5.0, eps)
+        model = PrivateNaiveBayes("dirichlet", target, random_state=0).fit(X, y, n_values=n_values, n_classes=d)
+        share = target.split(X.shape[1] + 1)
+        assert all(m.guarantee == share for m in model.calibration_.releases)
+        assert model.guarantee_.lam == 5.0 and model.guarantee_.epsilon == pytest.approx(eps, rel=1e-15)
+    model = PrivateNaiveBayes("mle").fit(X, y, n_values=n_values, n_classes=d)
+    assert model.guarantee_ == NotPrivate()
+    with pytest.raises(ValueError, match="cannot meet a RenyiDP target"):
+        PrivateNaiveBayes("mle", RenyiDP(5.0, 1.0)).fit(X, y, n_values=n_values, n_classes=d)
+    with pytest.raises(ValueError, match="privacy .* is required"):
+        PrivateNaiveBayes("dirichlet").fit(X, y, n_values=n_values, n_classes=d)
 
 
 def test_model_uses_the_budget_and_replace_one_sensitivities():
     X, y, n_values, d = synthetic()
     for name in PRIVATE_RDP:
-        model = PrivateNaiveBayes(name, epsilon=0.5, lam=5.0, random_state=0)
+        model = PrivateNaiveBayes(name, privacy=RenyiDP(5.0, 0.5), random_state=0)
         model.fit(X, y, n_values=n_values, n_classes=d)
         cal = model.calibration_
         assert cal.mechanism == name and cal.attained and len(cal.releases) == X.shape[1] + 1
@@ -72,7 +77,7 @@ def test_class_prior_is_released_from_the_class_counts():
             return super().release(counts, rng)
 
     X, y, n_values, d = synthetic()
-    PrivateNaiveBayes(Recorder, epsilon=1.0, random_state=0).fit(X, y, n_values=n_values, n_classes=d)
+    PrivateNaiveBayes(Recorder, privacy=RenyiDP(5.0, 1.0), random_state=0).fit(X, y, n_values=n_values, n_classes=d)
     np.testing.assert_array_equal(seen[0], [np.bincount(y, minlength=d)])
     assert len(seen) == X.shape[1] + 1  # K + 1 releases
     for k, table in enumerate(seen[1:]):
@@ -89,9 +94,9 @@ def test_class_prior_has_the_dirichlet_spread_of_the_class_counts():
     class_counts, tables = count(X, y, n_values, d)
     eps = 0.02
     draws = 40_000
-    cal = get("dirichlet").calibrate_rdp(eps, 5.0, spec_of(X, y, n_values, d))
+    cal = get("dirichlet").calibrate(RenyiDP(5.0, eps), spec_of(X, y, n_values, d))
     prior, _ = release_parameters(class_counts, tables, cal, n_draws=draws, rng=np.random.default_rng(5))
-    mech = DirichletMechanism(release_budget(eps, 8), 5.0)
+    mech = DirichletMechanism(RenyiDP(5.0, eps).split(9).epsilon, 5.0)
     a, b = mech.concentration(class_counts)
     beta_var = a * b / ((a + b) ** 2 * (a + b + 1))
     var = np.exp(prior[:, 0]).var()
@@ -113,7 +118,7 @@ def test_one_release_per_attribute_spends_at_most_epsilon():
     or not.
     """
     lam, eps = 5.0, 0.3
-    mech = get("dirichlet").for_release_rdp(eps, lam, model_spec([4], 3, 60), 1)
+    mech = get("dirichlet")._renyi_release(RenyiDP(lam, eps), model_spec([4], 3, 60), 1)
     rng = np.random.default_rng(7)
     worst = {True: 0.0, False: 0.0}
     pairs = list(itertools.product(itertools.product(range(3), range(4)), repeat=2))
@@ -177,7 +182,8 @@ def test_mle_equals_sklearn_categorical_nb_on_the_datasets(name):
 @pytest.mark.parametrize("mechanism", RDP_MECHANISMS)
 def test_released_parameters_are_distributions_over_values(mechanism):
     X, y, n_values, d = synthetic()
-    model = PrivateNaiveBayes(mechanism, epsilon=1e-3, random_state=1).fit(X, y, n_values=n_values,
+    target = RenyiDP(5.0, 1e-3) if get(mechanism).private else None
+    model = PrivateNaiveBayes(mechanism, privacy=target, random_state=1).fit(X, y, n_values=n_values,
                                                                           n_classes=d)
     assert model.class_log_prior_.shape == (d,)
     assert np.isclose(logsumexp(model.class_log_prior_), 0)
@@ -192,7 +198,7 @@ def test_released_parameters_are_distributions_over_values(mechanism):
 def test_tiny_epsilon_many_attributes_stays_finite():
     X, y, n_values, d = synthetic(n=2000, n_values=(17,) * 64, n_classes=10)
     for mechanism in PRIVATE_RDP:
-        cal = get(mechanism).calibrate_rdp(1e-3, 5.0, spec_of(X, y, n_values, d))
+        cal = get(mechanism).calibrate(RenyiDP(5.0, 1e-3), spec_of(X, y, n_values, d))
         prior, tables = release_parameters(*count(X, y, n_values, d), cal, n_draws=50, rng=2)
         assert np.isfinite(prior).all() and all(np.isfinite(t).all() for t in tables)
         lp = log_proba(X, prior, tables, n_values)
@@ -211,7 +217,7 @@ def test_random_model():
 
 def test_batched_log_proba_equals_single_models():
     X, y, n_values, d = synthetic()
-    cal = get("gaussian").calibrate_rdp(0.1, 5.0, spec_of(X, y, n_values, d))
+    cal = get("gaussian").calibrate(RenyiDP(5.0, 0.1), spec_of(X, y, n_values, d))
     prior, tables = release_parameters(*count(X, y, n_values, d), cal, n_draws=3, rng=0)
     batch = log_proba(X, prior, tables, n_values)
     for b in range(3):
@@ -224,7 +230,7 @@ def test_reproducible_and_seeded():
     X, y, n_values, d = synthetic()
 
     def fit(state):
-        return PrivateNaiveBayes("laplace", epsilon=0.3, random_state=state).fit(X, y, n_values=n_values,
+        return PrivateNaiveBayes("laplace", privacy=RenyiDP(5.0, 0.3), random_state=state).fit(X, y, n_values=n_values,
                                                                                  n_classes=d)
 
     np.testing.assert_array_equal(fit(3).class_log_prior_, fit(3).class_log_prior_)
@@ -246,11 +252,11 @@ def test_predict_breaks_ties_at_the_first_class():
 def test_validation():
     X, y, n_values, d = synthetic()
     with pytest.raises(ValueError, match="mechanism"):
-        PrivateNaiveBayes("exponential", epsilon=1.0).fit(X, y)
-    with pytest.raises(ValueError, match="epsilon is required"):
+        PrivateNaiveBayes("exponential", privacy=RenyiDP(5.0, 1.0)).fit(X, y)
+    with pytest.raises(ValueError, match=r"privacy \(a target .*\) is required"):
         PrivateNaiveBayes("dirichlet").fit(X, y, n_values=n_values, n_classes=d)
     with pytest.raises(ValueError, match="epsilon"):
-        PrivateNaiveBayes("gaussian", epsilon=-1.0).fit(X, y, n_values=n_values, n_classes=d)
+        PrivateNaiveBayes("gaussian", privacy=RenyiDP(5.0, -1.0)).fit(X, y, n_values=n_values, n_classes=d)
     with pytest.raises(ValueError, match="X must be a 2-D integer"):
         PrivateNaiveBayes("mle").fit(X.astype(float), y)
     with pytest.raises(ValueError, match="codes"):
@@ -277,7 +283,7 @@ def test_validation():
         SmoothedEstimate.configured(alpha=1.0)
     with pytest.raises(ValueError, match="n_draws"):
         release_parameters(*count(X, y, n_values, d),
-                           get("mle").calibrate_rdp(1.0, 5.0, spec_of(X, y, n_values, d)), n_draws=0)
+                           get("mle").calibrate(NotPrivate(), spec_of(X, y, n_values, d)), n_draws=0)
     with pytest.raises(ValueError, match="mechanism must be one of"):
         get("svm")
     # a class with no training row: its prior count is 0, which the unsmoothed prior refuses
@@ -293,13 +299,13 @@ def test_clip_floor_is_passed_to_the_noise_mechanisms():
     for base in (GaussianMechanism, LaplaceMechanism):
         cls = base.configured(clip_floor=50.0)
         assert cls.name == base.name and base.clip_floor != 50.0  # a variant; the registered class is unchanged
-        cal = cls.calibrate_rdp(1e-3, 5.0, spec_of(X, y, n_values, d))
+        cal = cls.calibrate(RenyiDP(5.0, 1e-3), spec_of(X, y, n_values, d))
         assert all(m.floor == 50.0 for m in cal.releases)
         prior, _ = release_parameters(class_counts, tables, cal, rng=0)
-        mech = base(release_budget(1e-3, X.shape[1]), 5.0, floor=50.0)
+        mech = base(RenyiDP(5.0, 1e-3).split(X.shape[1] + 1).epsilon, 5.0, floor=50.0)
         expected = clip_and_normalise(mech.noisy_counts(class_counts[None], rng=0), floor=50.0)
         np.testing.assert_array_equal(prior, np.log(expected))
-        model = PrivateNaiveBayes(cls, epsilon=1e-3, random_state=0)
+        model = PrivateNaiveBayes(cls, privacy=RenyiDP(5.0, 1e-3), random_state=0)
         model.fit(X, y, n_values=n_values, n_classes=d)
         np.testing.assert_array_equal(model.class_log_prior_, prior[0])
 
@@ -308,9 +314,9 @@ def test_release_with_per_release_mechanism_objects():
     X, y, n_values, d = synthetic()
     class_counts, tables = count(X, y, n_values, d)
     # the RDP path is a special case: the same object for every release, same draws
-    mech = DirichletMechanism(release_budget(1.0, X.shape[1]), 5.0)
+    mech = DirichletMechanism(RenyiDP(5.0, 1.0).split(X.shape[1] + 1).epsilon, 5.0)
     objects = [mech] * (X.shape[1] + 1)
-    cal = get("dirichlet").calibrate_rdp(1.0, 5.0, spec_of(X, y, n_values, d))
+    cal = get("dirichlet").calibrate(RenyiDP(5.0, 1.0), spec_of(X, y, n_values, d))
     assert len({id(m) for m in cal.releases}) == 1  # one object shared by all releases
     p1, t1 = release_parameters(class_counts, tables, objects, n_draws=3, rng=7)
     p2, t2 = release_parameters(class_counts, tables, cal, n_draws=3, rng=7)
@@ -339,7 +345,7 @@ def test_model_spec_and_releases_of():
     assert spec.shapes == ((1, 3), (3, 2), (3, 7), (3, 5))
     assert spec.n_total == 123 and spec.priors == (0,) and spec.n_releases == 4
     assert spec.domain_sizes == (3, 2, 7, 5)
-    cal = get("mle").calibrate_rdp(1.0, 5.0, spec)
+    cal = get("mle").calibrate(NotPrivate(), spec)
     # the class prior is unsmoothed, the tables share one smoothed estimate
     assert [m.smoothing for m in cal.releases] == [0.0, 0.1, 0.1, 0.1]
     assert cal.releases[1] is cal.releases[3] and cal.releases[0] is not cal.releases[1]

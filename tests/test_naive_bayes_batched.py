@@ -1,21 +1,38 @@
 """The batched release and scoring paths of lib.models.naive_bayes equal the table-by-table ones, bit for bit.
 
 ``log_releases`` releases all tables of stock Dirichlet and noise mechanisms
-with one draw call into one buffer (``_batched_logs``); ``scores`` reduces short
+with one draw call into one buffer (the classes' ``log_release_tables``); ``scores`` reduces short
 class axes column by column. Each is compared here with the reference
 computation it replaces (each object's own ``release`` per table; numpy's
 ``sum``, ``max`` and ``argmax``): equal arrays, and the random stream left in
 the same state.
 """
 
+from unittest import mock
+
 import numpy as np
 import pytest
 
+from lib.privacy.guarantees import ApproximateDP, RenyiDP
 from lib.models import naive_bayes as nb
 from lib.models.naive_bayes import scoring as scoring
 from lib.mechanisms.noise import GaussianMechanism, LaplaceMechanism, SmoothedEstimate
-from lib.mechanisms.dirichlet.mechanism import DirichletMechanism, GohariMechanism
+from lib.mechanisms.dirichlet.mechanism import DirichletMechanism
+from lib.mechanisms.gohari.mechanism import GohariMechanism
+from lib.mechanisms.protocol import Mechanism, release_class
 from lib.models.naive_bayes import log_releases, model_spec, release_parameters
+
+
+def _batched(objects, tables, n_draws, rng):
+    """The one-buffer release of the objects' class, or None (nothing drawn) where it takes the protocol's loop."""
+    looped = []
+
+    def loop(cls, *args):
+        looped.append(cls)
+
+    with mock.patch.object(Mechanism, "log_release_tables", classmethod(loop)):
+        out = release_class(objects).log_release_tables(objects, tables, n_draws, rng)
+    return None if looped else out
 
 
 def _tables(rng, shapes, scale=50):
@@ -33,9 +50,9 @@ SHAPES = [(1, 2), (2, 10), (2, 3), (2, 42), (2, 2)]
 def _objects(kind, shapes):
     spec = model_spec([s[1] for s in shapes[1:]], 2, 1000)
     if kind == "gohari":
-        return GohariMechanism.calibrate_dp(1.0, 1e-5, spec).releases
+        return GohariMechanism.calibrate(ApproximateDP(1.0, 1e-5), spec).releases
     cls = {"dirichlet": DirichletMechanism, "gaussian": GaussianMechanism, "laplace": LaplaceMechanism}[kind]
-    return cls.calibrate_rdp(0.5, 5.0, spec).releases
+    return cls.calibrate(RenyiDP(5.0, 0.5), spec).releases
 
 
 @pytest.mark.parametrize("kind", ["dirichlet", "gohari", "gaussian", "laplace"])
@@ -44,7 +61,7 @@ def test_batched_release_is_the_table_by_table_release(kind, n_draws):
     objects = _objects(kind, SHAPES)
     tables = _tables(np.random.default_rng(3), SHAPES)
     tables[2][1] = 0.0  # an empty row
-    assert nb._batched_logs(objects, tables, n_draws, np.random.default_rng(0)) is not None  # the fast path
+    assert _batched(objects, tables, n_draws, np.random.default_rng(0)) is not None  # the fast path
     r1, r2 = np.random.default_rng(11), np.random.default_rng(11)
     got, want = log_releases(objects, tables, n_draws, r1), _one_by_one(objects, tables, n_draws, r2)
     assert len(got) == len(want)
@@ -61,7 +78,7 @@ def test_mixed_or_custom_objects_take_the_table_by_table_path():
     estimate = (SmoothedEstimate(),) * 3  # has log_release
     for objects in (mixed, estimate):
         rng = np.random.default_rng(5)
-        assert nb._batched_logs(objects, tables, 3, rng) is None
+        assert _batched(objects, tables, 3, rng) is None
         assert rng.random() == np.random.default_rng(5).random()  # nothing drawn
     got = log_releases(mixed, tables, 3, np.random.default_rng(2))
     want = _one_by_one(mixed, tables, 3, np.random.default_rng(2))
@@ -72,7 +89,7 @@ def test_dirichlet_rare_paths_fall_back_before_drawing():
     tables = _tables(np.random.default_rng(2), [(1, 3), (3, 4)])
     small = (DirichletMechanism.from_concentration(r=0.1, alpha=0.2),) * 2  # shape parameters below 1
     rng = np.random.default_rng(4)
-    assert nb._batched_logs(small, tables, 2, rng) is None
+    assert _batched(small, tables, 2, rng) is None
     assert rng.random() == np.random.default_rng(4).random()
     got = log_releases(small, tables, 2, np.random.default_rng(8))
     want = _one_by_one(small, tables, 2, np.random.default_rng(8))
@@ -95,7 +112,7 @@ def test_rows_whose_sum_overflows_are_rescaled_as_release_does():
 
 
 def test_release_parameters_names_the_bad_table():
-    cal = DirichletMechanism.calibrate_rdp(1.0, 5.0, model_spec([2, 3], 2, 10))
+    cal = DirichletMechanism.calibrate(RenyiDP(5.0, 1.0), model_spec([2, 3], 2, 10))
     good = [np.ones((2, 2)), np.ones((2, 3))]
     with pytest.raises(ValueError, match=r"feature_counts\[1\]"):
         release_parameters(np.ones(2), [good[0], -good[1]], cal, rng=0)

@@ -9,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lib.experiments.data import DATASETS
-from lib.experiments.preprocessing import (EXCLUDED, Split, bin_codes, encoding, prepare,
-                                           quantile_edges, split_and_encode, summary, table1)
+from lib.experiments.preprocessing import (EXCLUDED, SEED, TEST_SIZE, Split, bin_codes, encoding, frame,
+                                           prepare, quantile_edges, split_and_encode, split_rows, summary,
+                                           table1)
 
 
 def _frame(n=200, seed=0):
@@ -67,6 +68,49 @@ def test_rows_are_a_permutation_split_and_codes_follow_the_values():
         colours[split.X_train[:, 2]], frame["colour"].to_numpy()[train_rows])
     np.testing.assert_array_equal(
         colours[split.X_test[:, 2]], frame["colour"].to_numpy()[test_rows])
+
+
+@pytest.mark.parametrize("n, seed, test_size", [(200, 5, 0.3), (10, 1, 0.3), (7, 0, 0.5), (1000, 42, 0.25)])
+def test_split_rows_is_the_seeded_permutation_split(n, seed, test_size):
+    train, test = split_rows(n, seed, test_size)
+    n_test = math.ceil(test_size * n)
+    perm = np.random.default_rng(seed).permutation(n)
+    np.testing.assert_array_equal(test, np.sort(perm[:n_test]))
+    np.testing.assert_array_equal(train, np.sort(perm[n_test:]))
+    # sorted, disjoint, together every row
+    assert (np.diff(train) > 0).all() and (np.diff(test) > 0).all()
+    np.testing.assert_array_equal(np.sort(np.concatenate([train, test])), np.arange(n))
+    # the rows split_and_encode uses
+    frame = _frame(n, seed=2)
+    split = split_and_encode(frame, "y", seed=seed, test_size=test_size)
+    labels = np.array(split.classes)
+    np.testing.assert_array_equal(labels[split.y_test], frame["y"].to_numpy()[test])
+    np.testing.assert_array_equal(labels[split.y_train], frame["y"].to_numpy()[train])
+
+
+def test_split_rows_defaults_and_bad_arguments():
+    for u, v in zip(split_rows(50), split_rows(50, SEED, TEST_SIZE)):
+        np.testing.assert_array_equal(u, v)
+    for n in (1, 0, -3, 2.0, True, "10"):
+        with pytest.raises(ValueError, match="n must be an integer >= 2"):
+            split_rows(n)
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        split_rows(10, -1)
+    with pytest.raises(ValueError, match=r"test_size must be in \(0, 1\)"):
+        split_rows(10, 1, 1.5)
+    with pytest.raises(ValueError, match="empty split"):
+        split_rows(3, 1, 0.9)
+
+
+@pytest.mark.needs_data
+def test_split_rows_gives_the_rows_of_prepare():
+    data = frame("GermanCredit")
+    for seed in (1, 2):
+        split = prepare("GermanCredit", seed=seed, binning="quantile")
+        train, test = split_rows(len(data), seed)
+        labels = np.array(split.classes)
+        np.testing.assert_array_equal(labels[split.y_test], data["credit_risk"].to_numpy()[test])
+        np.testing.assert_array_equal(labels[split.y_train], data["credit_risk"].to_numpy()[train])
 
 
 def test_deterministic_by_seed():

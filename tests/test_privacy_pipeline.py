@@ -15,14 +15,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from lib.privacy.guarantees import ApproximateDP, RenyiDP
 from lib.models import bayesian_network as bn
 from lib.experiments import public_bounds, schema
 from lib.experiments.data import DATASETS, label_column
 from lib.experiments.networks import NETWORKS, network_from_split
-from lib.experiments.preprocessing import (SCALES, _split_rows, encode_dataset, frame, prepare,
-                                           public_edges)
+from lib.experiments.preprocessing import (SCALES, encode_dataset, frame, prepare,
+                                           public_edges, split_rows)
 from lib.mechanisms.gohari import gohari_calibrate
-from lib.mechanisms.dirichlet.mechanism import GohariMechanism
+from lib.mechanisms.gohari.mechanism import GohariMechanism
 from lib.models.naive_bayes import PrivateNaiveBayes, model_spec
 from lib.mechanisms.protocol import ReleaseSpec, get
 
@@ -34,7 +35,7 @@ DELTA = 1e-5
 def _neighbour(name, *, row=0, high=True):
     """The dataset ``name`` and a copy with training row ``row`` replaced (replace-one neighbours)."""
     original = frame(name)
-    train, _ = _split_rows(len(original), 1, 0.3)
+    train, _ = split_rows(len(original), 1, 0.3)
     label = label_column(name)
     i = train[row]
     other_class = original.index[original[label] != original[label].iloc[i]][0]
@@ -74,8 +75,8 @@ def test_naive_bayes_pipeline_is_identical_on_neighbours_except_the_counts(name)
     spec2 = model_spec(s2.n_values, s2.n_classes, len(s2.y_train))
     assert spec1 == spec2
     # the fitted private models have the same shapes and calibration; only the released values differ
-    m1 = PrivateNaiveBayes("dirichlet", epsilon=1.0, random_state=0).fit(s1.X_train, s1.y_train, schema=s1)
-    m2 = PrivateNaiveBayes("dirichlet", epsilon=1.0, random_state=0).fit(s2.X_train, s2.y_train, schema=s2)
+    m1 = PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=0).fit(s1.X_train, s1.y_train, schema=s1)
+    m2 = PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=0).fit(s2.X_train, s2.y_train, schema=s2)
     assert [t.shape for t in m1.feature_log_prob_] == [t.shape for t in m2.feature_log_prob_]
     assert m1.calibration_.parameters == m2.calibration_.parameters
 
@@ -103,12 +104,12 @@ def test_approximate_dp_calibrations_are_identical_on_neighbours(name):
     (s1, _), (s2, _), _ = _encoded_pair(name, "public")
     specs = [model_spec(s.n_values, s.n_classes, len(s.y_train)) for s in (s1, s2)]
     for mech in ("dirichlet", "gohari", "gaussian"):
-        c1, c2 = (get(mech).calibrate_dp(2.0, DELTA, spec) for spec in specs)
+        c1, c2 = (get(mech).calibrate(ApproximateDP(2.0, DELTA), spec) for spec in specs)
         assert c1.attained == c2.attained and c1.parameters == c2.parameters
     if name in NETWORKS:
         nets = [network_from_split(name, s) for s in (s1, s2)]
         nspecs = [bn.network_spec(n.n_values, n.parents, len(n.train)) for n in nets]
-        c1, c2 = (get("gohari").calibrate_dp(2.0, DELTA, spec) for spec in nspecs)
+        c1, c2 = (get("gohari").calibrate(ApproximateDP(2.0, DELTA), spec) for spec in nspecs)
         assert c1.parameters == c2.parameters
 
 
@@ -171,24 +172,24 @@ def test_private_naive_bayes_refuses_an_inferred_domain():
     X = np.array([[0, 1], [1, 2], [1, 0]]); y = np.array([0, 1, 1])
     for kwargs in ({}, {"n_values": [2, 3]}, {"n_classes": 2}):
         with pytest.raises(ValueError, match="must be given .*private 'dirichlet'"):
-            PrivateNaiveBayes("dirichlet", epsilon=1.0, random_state=0).fit(X, y, **kwargs)
+            PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=0).fit(X, y, **kwargs)
     # the non-private estimate may infer it; a schema object supplies both
     assert PrivateNaiveBayes("mle").fit(X, y).n_values_.tolist() == [2, 3]
 
     class Schema:
         n_values, n_classes = np.array([4, 3]), 3
 
-    m = PrivateNaiveBayes("dirichlet", epsilon=1.0, random_state=0).fit(X, y, schema=Schema)
+    m = PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=0).fit(X, y, schema=Schema)
     assert m.n_values_.tolist() == [4, 3] and m.n_classes_ == 3
     with pytest.raises(ValueError, match="agree with schema"):
-        PrivateNaiveBayes("dirichlet", epsilon=1.0).fit(X, y, n_classes=2, schema=Schema)
+        PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0)).fit(X, y, n_classes=2, schema=Schema)
 
 
 # ----------------------------------------------------------------------------- Gohari et al. on tables
 
 def test_gohari_tables_use_the_flattened_histogram():
     spec = ReleaseSpec(((1, 3), (3, 4), (3, 2)), 500)
-    cal = GohariMechanism.calibrate_dp(3.0, DELTA, spec)
+    cal = GohariMechanism.calibrate(ApproximateDP(3.0, DELTA), spec)
     assert cal.attained and GohariMechanism.flat_sizes(spec) == [3, 12, 6]
     for mech, d in zip(cal.releases, (3, 12, 6)):
         g = gohari_calibrate(1.0, DELTA / 3, lam=5.0, n_total=500, d=d)

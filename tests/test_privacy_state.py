@@ -25,6 +25,7 @@ import pickletools
 import numpy as np
 import pytest
 
+from lib.privacy.guarantees import RenyiDP
 from lib.models import mixed_naive_bayes as gnb
 from lib.models.naive_bayes import PrivateNaiveBayes, count
 
@@ -153,8 +154,15 @@ def _assert_differ_only_in(a, b, released):
             assert _canon(getattr(a, name)) == _canon(getattr(b, name)), name
 
 
+def target(mechanism):
+    """RenyiDP(5, 1) for a private mechanism; None (not private) for the references."""
+    from lib.mechanisms.protocol import get
+
+    return RenyiDP(5.0, 1.0) if get(mechanism).private else None
+
+
 def _fit_nb(mechanism, data, n_values, d, seed):
-    model = PrivateNaiveBayes(mechanism, epsilon=1.0, random_state=seed)
+    model = PrivateNaiveBayes(mechanism, privacy=target(mechanism), random_state=seed)
     return pickle.loads(pickle.dumps(model.fit(*data, n_values=n_values, n_classes=d)))
 
 
@@ -198,14 +206,14 @@ def test_naive_bayes_keeps_nothing_of_the_seed(mechanism):
 def test_naive_bayes_pickle_holds_no_generator(mechanism):
     D, _, n_values, d = _neighbours()
     for seed in (0, np.random.default_rng(0), None):
-        _assert_no_generator(PrivateNaiveBayes(mechanism, epsilon=1.0, random_state=seed)
+        _assert_no_generator(PrivateNaiveBayes(mechanism, privacy=target(mechanism), random_state=seed)
                              .fit(*D, n_values=n_values, n_classes=d))
 
 
 @pytest.mark.parametrize("mechanism", NB_PRIVATE)
 def test_naive_bayes_holds_no_exact_count(mechanism):
     D, _, n_values, d = _neighbours()
-    model = PrivateNaiveBayes(mechanism, epsilon=1.0, random_state=0).fit(*D, n_values=n_values, n_classes=d)
+    model = PrivateNaiveBayes(mechanism, privacy=target(mechanism), random_state=0).fit(*D, n_values=n_values, n_classes=d)
     class_counts, feature_counts = count(*D, n_values, d)
     for obj in (model, pickle.loads(pickle.dumps(model))):
         arrays = _arrays(obj)
@@ -225,7 +233,7 @@ def test_the_rewind_attack_finds_nothing():
     """
     D, _, n_values, d = _neighbours()
     for seed in (2024, np.random.default_rng(2024)):
-        model = PrivateNaiveBayes("dirichlet", epsilon=1.0, random_state=seed).fit(
+        model = PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=seed).fit(
             *D, n_values=n_values, n_classes=d)
         assert model.random_state is seed
         for handed_on in (pickle.loads(pickle.dumps(model)), copy.deepcopy(model)):
@@ -240,7 +248,7 @@ def test_the_rewind_attack_finds_nothing():
 
 def test_a_bad_random_state_is_refused_before_anything_is_fitted():
     D, _, n_values, d = _neighbours()
-    model = PrivateNaiveBayes("dirichlet", epsilon=1.0, random_state=-1)
+    model = PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=-1)
     with pytest.raises(ValueError, match="rng"):
         model.fit(*D, n_values=n_values, n_classes=d)
     assert not hasattr(model, "class_log_prior_") and model.random_state == -1
@@ -249,13 +257,13 @@ def test_a_bad_random_state_is_refused_before_anything_is_fitted():
 def test_a_seed_fixes_every_fit_and_none_draws_fresh_noise():
     """An integer seed is a key: the same key gives the same release, refit or clone; None is fresh noise."""
     D, _, n_values, d = _neighbours()
-    model = PrivateNaiveBayes("laplace", epsilon=1.0, random_state=5)
+    model = PrivateNaiveBayes("laplace", privacy=RenyiDP(5.0, 1.0), random_state=5)
     first = model.fit(*D, n_values=n_values, n_classes=d).class_log_prior_.copy()
     assert model.random_state == 5                     # fit does not change its parameters
-    again = PrivateNaiveBayes("laplace", epsilon=1.0, random_state=5).fit(*D, n_values=n_values, n_classes=d)
+    again = PrivateNaiveBayes("laplace", privacy=RenyiDP(5.0, 1.0), random_state=5).fit(*D, n_values=n_values, n_classes=d)
     np.testing.assert_array_equal(first, again.class_log_prior_)
     np.testing.assert_array_equal(first, model.fit(*D, n_values=n_values, n_classes=d).class_log_prior_)
-    fresh = PrivateNaiveBayes("laplace", epsilon=1.0)
+    fresh = PrivateNaiveBayes("laplace", privacy=RenyiDP(5.0, 1.0))
     a = fresh.fit(*D, n_values=n_values, n_classes=d).class_log_prior_.copy()
     assert not np.array_equal(a, fresh.fit(*D, n_values=n_values, n_classes=d).class_log_prior_)
 
@@ -286,7 +294,7 @@ def test_mle_model_predicts_without_a_generator():
 # ----------------------------------------------------------------------------- MixedNaiveBayes
 
 @pytest.mark.parametrize("seed", [3, "generator"])
-@pytest.mark.parametrize("method", gnb.METHODS)
+@pytest.mark.parametrize("method", gnb.MECHANISMS)
 def test_mixed_pickles_of_neighbours_differ_only_in_the_release(method, seed):
     D, Dn = _mixed_neighbours()
     make = (lambda: np.random.default_rng(3)) if seed == "generator" else (lambda: seed)
@@ -295,7 +303,7 @@ def test_mixed_pickles_of_neighbours_differ_only_in_the_release(method, seed):
     assert not np.array_equal(a.params_["mu"], b.params_["mu"])
 
 
-@pytest.mark.parametrize("method", gnb.METHODS)
+@pytest.mark.parametrize("method", gnb.MECHANISMS)
 def test_mixed_keeps_nothing_of_the_seed(method):
     D, _ = _mixed_neighbours()
     a, b = _fit_mixed(method, D, 1), _fit_mixed(method, D, np.random.default_rng(2))
@@ -303,7 +311,7 @@ def test_mixed_keeps_nothing_of_the_seed(method):
     assert a.rng is None and b.rng is None
 
 
-@pytest.mark.parametrize("method", gnb.METHODS)
+@pytest.mark.parametrize("method", gnb.MECHANISMS)
 def test_mixed_pickle_holds_no_generator(method):
     D, _ = _mixed_neighbours()
     for seed in (0, np.random.default_rng(0), None):
@@ -344,7 +352,7 @@ def test_mixed_private_refuses_a_domain_inferred_from_the_data(method):
 
 def test_mixed_nonprivate_may_infer_the_domain():
     D, _ = _mixed_neighbours()
-    model = gnb.MixedNaiveBayes("nonprivate", categorical=MIXED_OPTIONS["categorical"]).fit(*D)
+    model = gnb.MixedNaiveBayes("sample_moments", categorical=MIXED_OPTIONS["categorical"]).fit(*D)
     assert model.classes_.tolist() == [0, 1, 2]
     assert [t.shape for t in model.params_["log_tables"]] == [(1, 3, 4), (1, 3, 3)]
 

@@ -11,10 +11,11 @@ from lib.mechanisms.noise import (ClassicalGaussianMechanism, GaussianMechanism,
                            Uniform, laplace_rdp)
 from lib.experiments import run
 from lib.experiments.cli import main
-from lib.mechanisms.dirichlet.mechanism import DirichletMechanism, GohariMechanism
+from lib.mechanisms.dirichlet.mechanism import DirichletMechanism
+from lib.mechanisms.gohari.mechanism import GohariMechanism
 from lib.models.naive_bayes import model_spec, release_parameters
-from lib.mechanisms.protocol import (ApproximateDP, Mechanism, ModelCalibration, NotPrivate, PureDP, ReleaseSpec,
-                          RenyiDP, get, names, register, unregister)
+from lib.mechanisms.protocol import (ApproximateDP, Guarantee, Mechanism, ModelCalibration, NotPrivate, PureDP, ReleaseSpec,
+                          RenyiDP, ZeroConcentratedDP, get, names, register, unregister)
 
 #: Every class the library registers, by name.
 REGISTERED = {"dirichlet": DirichletMechanism, "gohari": GohariMechanism, "gaussian": GaussianMechanism,
@@ -37,12 +38,18 @@ def test_registry_names_and_lookup():
         get("svm")
     with pytest.raises(ValueError, match="mechanism must be one of"):
         get(None)
-    assert set(REGISTERED) <= set(names(dp=True))  # all calibrate (or ignore) an (eps_hat, delta) target
+    assert {"dirichlet", "gohari", "gaussian", "laplace", "gaussian_classical"} <= set(names(notion=ApproximateDP))
+    with pytest.raises(ValueError, match="notion must be a guarantee type"):
+        names(notion="rdp")
 
 
-def test_names_with_an_rdp_calibration():
-    assert not {"gohari", "gaussian_classical"} & set(names(rdp=True))
-    assert {"dirichlet", "gaussian", "laplace", "mle", "random"} <= set(names(rdp=True))
+def test_names_by_the_type_of_target():
+    assert not {"gohari", "gaussian_classical", "mle", "random"} & set(names(notion=RenyiDP))
+    assert {"dirichlet", "gaussian", "laplace"} <= set(names(notion=RenyiDP))
+    assert {"mle", "random"} <= set(names(notion=NotPrivate))
+    assert {"laplace", "random"} <= set(names(notion=PureDP))
+    for name in names():
+        assert all(isinstance(n, type) and issubclass(n, Guarantee) for n in get(name).notions)
 
 
 def test_register_and_unregister():
@@ -72,24 +79,28 @@ def test_configured_is_a_same_named_unregistered_variant():
     assert issubclass(variant, GaussianMechanism) and variant is not GaussianMechanism
     assert variant.name == "gaussian" and variant.clip_floor == 1.0
     assert GaussianMechanism.clip_floor != 1.0 and get("gaussian") is GaussianMechanism
-    assert all(m.floor == 1.0 for m in variant.calibrate_rdp(1.0, 5.0, SPEC).releases)
-    assert SmoothedEstimate.configured(smoothing=0.5).calibrate_rdp(1.0, 5.0, SPEC).releases[1].smoothing == 0.5
+    assert all(m.floor == 1.0 for m in variant.calibrate(RenyiDP(5.0, 1.0), SPEC).releases)
+    assert SmoothedEstimate.configured(smoothing=0.5).calibrate(NotPrivate(), SPEC).releases[1].smoothing == 0.5
     with pytest.raises(ValueError, match=r"no setting\(s\) \['floor'\]"):
         GaussianMechanism.configured(floor=1.0)  # an instance attribute, not a class setting
     with pytest.raises(ValueError, match="no setting"):
         GaussianMechanism.configured(release=None)  # methods are not settings
 
 
-def test_calibrate_rdp_splits_the_budget_equally():
+def test_a_renyi_target_is_split_equally_and_the_whole_is_stated():
     for name in ("dirichlet", "gaussian", "laplace"):
-        cal = get(name).calibrate_rdp(0.6, 5.0, SPEC)
+        cal = get(name).calibrate(RenyiDP(5.0, 0.6), SPEC)
         assert isinstance(cal, ModelCalibration) and cal.mechanism == name and cal.attained
         assert cal.parameters == {"lam": 5.0, "epsilon_release": pytest.approx(0.2, rel=1e-15)}
         assert len(cal.releases) == 3 and len({id(m) for m in cal.releases}) == 1  # one shared object
         assert cal.releases[0].epsilon == pytest.approx(0.2, rel=1e-15) and cal.releases[0].lam == 5.0
-    for bad, match in (((0.0, 5.0), "epsilon"), ((1.0, 0.5), "lam"), (([1.0, 2.0], 5.0), "scalar")):
-        with pytest.raises(ValueError, match=match):
-            get("dirichlet").calibrate_rdp(*bad, SPEC)
+        assert cal.releases[0].guarantee == RenyiDP(5.0, 0.6).split(3)
+        assert cal.guarantee.lam == 5.0 and cal.guarantee.epsilon == pytest.approx(0.6, rel=1e-15)
+    with pytest.raises(ValueError, match="epsilon"):
+        get("dirichlet").calibrate(RenyiDP(5.0, 0.0), SPEC)
+    for bad in ((0.5, 1.0), ([1.0, 2.0], 5.0)):
+        with pytest.raises((ValueError, TypeError)):
+            RenyiDP(*bad)
 
 
 def test_release_key_decides_which_releases_share_an_object():
@@ -103,32 +114,39 @@ def test_release_key_decides_which_releases_share_an_object():
             return spec.shapes[index][1]
 
         @classmethod
-        def for_release_rdp(cls, epsilon, lam, spec, index):
+        def _pure_release(cls, target, spec, index):
             built.append(index)
             return cls()
 
-    cal = PerDomain.calibrate_rdp(1.0, 2.0, SPEC)
+    cal = PerDomain.calibrate(PureDP(1.0), SPEC)
     assert built == [0, 1]  # one object per distinct domain size, built at its first release
     assert cal.releases[1] is cal.releases[2] and cal.releases[0] is not cal.releases[1]
-    mle = SmoothedEstimate.calibrate_rdp(1.0, 2.0, SPEC).releases  # the prior apart, unsmoothed
+    mle = SmoothedEstimate.calibrate(NotPrivate(), SPEC).releases  # the prior apart, unsmoothed
     assert [m.smoothing for m in mle] == [0.0, 0.1, 0.1] and mle[1] is mle[2]
 
 
 def test_a_class_without_calibrations_refuses():
     class Bare(Mechanism):
         name = "bare"
+        notions = ()
 
-    with pytest.raises(ValueError, match="'bare' mechanism has no RDP calibration"):
-        Bare.calibrate_rdp(1.0, 5.0, SPEC)
-    with pytest.raises(ValueError, match=r"'bare' mechanism has no \(epsilon_hat, delta\) calibration"):
-        Bare.calibrate_dp(1.0, 1e-5, SPEC)
+    for target in (RenyiDP(5.0, 1.0), ApproximateDP(1.0, 1e-5), PureDP(1.0), NotPrivate()):
+        with pytest.raises(ValueError, match=f"'bare' mechanism cannot meet a {type(target).__name__} target; "
+                                             "it meets nothing"):
+            Bare.calibrate(target, SPEC)
+    with pytest.raises(ValueError, match="target must be a privacy guarantee"):
+        get("dirichlet").calibrate(1.0, SPEC)
+    with pytest.raises(ValueError, match="cannot meet a ZeroConcentratedDP target; it meets RenyiDP, ApproximateDP"):
+        get("dirichlet").calibrate(ZeroConcentratedDP(1.0), SPEC)
+    with pytest.raises(ValueError, match="targets must all be of one type"):
+        get("dirichlet").calibrate_many([RenyiDP(5.0, 1.0), ApproximateDP(1.0, 1e-5)], SPEC)
     with pytest.raises(TypeError, match="must define release"):
         Bare().release(np.ones(2))
     with pytest.raises(TypeError, match="must define guarantee"):
         Bare().guarantee
     for name in ("gohari", "gaussian_classical"):
-        with pytest.raises(ValueError, match="no RDP calibration"):
-            get(name).calibrate_rdp(1.0, 5.0, SPEC)
+        with pytest.raises(ValueError, match="cannot meet a RenyiDP target; it meets ApproximateDP"):
+            get(name).calibrate(RenyiDP(5.0, 1.0), SPEC)
 
 
 def test_release_spec():
@@ -146,26 +164,42 @@ def test_release_spec():
 # ----------------------------------------------------------------------------- guarantees
 
 def test_guarantee_of_every_registered_class():
-    dirichlet = DirichletMechanism.for_release_rdp(0.5, 5.0, SPEC, 0)
+    dirichlet = DirichletMechanism._renyi_release(RenyiDP(5.0, 0.5), SPEC, 0)
     assert dirichlet.guarantee == RenyiDP(5.0, 0.5)  # at the calibrated order only (no curve)
-    assert DirichletMechanism.from_concentration(0.5, 9.0).guarantee is None
-    gauss = GaussianMechanism.for_release_rdp(0.5, 5.0, SPEC, 0).guarantee
+    # from (r, alpha): Algorithm 1 at the order and level that give them (Theorem 1)
+    stated = DirichletMechanism.from_concentration(0.5, 9.0).guarantee
+    again = DirichletMechanism(stated.epsilon, stated.lam)
+    assert stated.lam == 5.0 and (again.r, again.alpha) == (pytest.approx(0.5, rel=1e-12), pytest.approx(9.0, rel=1e-12))
+    assert DirichletMechanism.from_concentration(0.5, 0.9).guarantee == NotPrivate()
+    given = DirichletMechanism.from_concentration(0.5, 9.0, ApproximateDP(1.0, 1e-6))
+    assert given.guarantee == ApproximateDP(1.0, 1e-6)
+    with pytest.raises(ValueError, match="guarantee must be a Guarantee"):
+        DirichletMechanism.from_concentration(0.5, 9.0, 1.0)
+    gauss = GaussianMechanism._renyi_release(RenyiDP(5.0, 0.5), SPEC, 0).guarantee
     assert isinstance(gauss, RenyiDP) and (gauss.lam, gauss.epsilon) == (5.0, 0.5)
     # the closed form lam * 2 / (2 sigma^2) at every order: the calibrated level at lam = 5
     assert gauss.curve(5.0) == pytest.approx(0.5, rel=1e-14)
     assert gauss.curve(10.0) == pytest.approx(1.0, rel=1e-14)
-    laplace = LaplaceMechanism.for_release_rdp(0.5, 5.0, SPEC, 0)
-    assert laplace.guarantee == PureDP(pytest.approx(2.0 / laplace.scale, rel=1e-15))
+    laplace = LaplaceMechanism._renyi_release(RenyiDP(5.0, 0.5), SPEC, 0)
+    assert laplace.guarantee == RenyiDP(5.0, 0.5) and laplace.guarantee.curve(5.0) == pytest.approx(0.5, rel=1e-12)
+    assert laplace.pure_epsilon == pytest.approx(2.0 / laplace.scale, rel=1e-15)
     # RDP at any order is at most the pure-DP level (Mironov 2017, Prop. 3)
-    assert laplace_rdp(laplace.scale, 5.0, 2.0) <= laplace.guarantee.epsilon
-    classical = ClassicalGaussianMechanism.calibrate_dp(0.5, 1e-5, SPEC)
+    assert laplace.guarantee.curve(50.0) <= laplace.pure_epsilon
+    assert LaplaceMechanism.from_scale(4.0).guarantee == PureDP(0.5)
+    classical = ClassicalGaussianMechanism.calibrate(ApproximateDP(0.5, 1e-5), SPEC)
     assert all(isinstance(m, ClassicalGaussianMechanism) for m in classical.releases)
     sigma = classical.parameters["sigma"]
+    # one release of a sigma without an order: rho-zCDP, rho = 2 / (2 sigma^2); the whole is the target
+    assert isinstance(classical.releases[0].guarantee, ZeroConcentratedDP)
+    assert classical.releases[0].guarantee.rho == pytest.approx(1 / sigma**2, rel=1e-14)
     assert classical.releases[0].guarantee.curve(3.0) == pytest.approx(3.0 / sigma**2, rel=1e-14)
+    assert classical.guarantee == ApproximateDP(0.5, 1e-5)
+    pure = LaplaceMechanism.calibrate(PureDP(0.6), SPEC)
+    assert pure.releases[0].scale == 2 / 0.2 and pure.guarantee.epsilon == pytest.approx(0.6, rel=1e-15)
     assert SmoothedEstimate().guarantee == NotPrivate() and not SmoothedEstimate.private
     assert Uniform().guarantee == PureDP(0.0) and not Uniform.private
     # Gohari et al.'s per-release (eps_hat/m, delta/m): checked in test_approximate_dp.py
-    assert GohariMechanism.calibrate_dp.__func__ is not Mechanism.calibrate_dp.__func__
+    assert GohariMechanism._calibrate_approximate.__func__ is not Mechanism._calibrate_approximate.__func__
     assert ApproximateDP(0.1, 1e-6) == ApproximateDP(0.1, 1e-6)
     with pytest.raises(AttributeError):
         PureDP(1.0).epsilon = 2.0  # frozen
@@ -183,9 +217,7 @@ class AddOne(Mechanism):
         s = np.asarray(counts, dtype=float) + 1.0
         return s / s.sum(axis=-1, keepdims=True)
 
-    @classmethod
-    def for_release_rdp(cls, epsilon, lam, spec, index):
-        return cls()
+    notions = (NotPrivate,)
 
 
 @pytest.fixture
@@ -197,10 +229,10 @@ def add_one():
         unregister(AddOne.name)
 
 
-@pytest.mark.parametrize("privacy", ["rdp", "dp"])
+@pytest.mark.parametrize("privacy", [RenyiDP(5.0, 1.0), ApproximateDP(1.0, 1e-5)])
 def test_a_new_mechanism_runs_in_every_grid(add_one, splits, networks, privacy):
     budgets = np.array([0.1, 1.0])
-    x = "epsilon" if privacy == "rdp" else "epsilon_hat"
+    x = "epsilon" if isinstance(privacy, RenyiDP) else "epsilon_hat"
     nb = run("naive-bayes", ["add_one", "dirichlet"], budgets, privacy=privacy, data=splits, n_repeats=2,
              progress=False)
     bn = run("bayesian-network", ["add_one"], budgets, privacy=privacy, data=networks, n_repeats=2,

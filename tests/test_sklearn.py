@@ -19,6 +19,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.estimator_checks import check_estimator
 
+from lib.privacy.guarantees import RenyiDP
 from lib.models.naive_bayes import PrivateNaiveBayes, count
 
 COLOURS, SIZES, CLASSES = ["red", "green", "blue"], ["S", "M", "L", "XL"], ["no", "yes"]
@@ -34,7 +35,7 @@ def frame(n=600, seed=0):
 
 
 def model(**kw):
-    return PrivateNaiveBayes("dirichlet", epsilon=4.0, categories=[COLOURS, SIZES], classes=CLASSES, **kw)
+    return PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 4.0), categories=[COLOURS, SIZES], classes=CLASSES, **kw)
 
 
 def test_get_params_set_params_and_clone():
@@ -43,7 +44,8 @@ def test_get_params_set_params_and_clone():
     assert params["categories"] == [COLOURS, SIZES] and params["classes"] == CLASSES and params["random_state"] == 3
     c = clone(m)
     assert c.get_params() == params and c is not m
-    assert m.set_params(epsilon=2.0) is m and m.epsilon == 2.0
+    assert m.set_params(privacy=RenyiDP(5.0, 2.0)) is m and m.privacy == RenyiDP(5.0, 2.0)
+    assert clone(m).get_params()["privacy"] == RenyiDP(5.0, 2.0)   # a frozen target clones as itself
     with pytest.raises(ValueError, match="'eps' is not a parameter"):
         m.set_params(eps=1.0)
     assert is_classifier(m)
@@ -76,7 +78,7 @@ def test_string_categories_predict_labels_and_score():
     # the same model from integer codes: the encoding is the categories' order
     codes = np.column_stack([pd.Categorical(X[c], categories=cats).codes for c, cats in
                              (("colour", COLOURS), ("size", SIZES))])
-    m2 = PrivateNaiveBayes("dirichlet", epsilon=4.0, random_state=0).fit(
+    m2 = PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 4.0), random_state=0).fit(
         codes, (y == "yes").astype(int), n_values=[3, 4], n_classes=2)
     np.testing.assert_array_equal(m.class_log_prior_, m2.class_log_prior_)
     with pytest.raises(ValueError, match=r"holds 'purple' in column 0 \(row 1\)"):
@@ -88,9 +90,9 @@ def test_string_categories_predict_labels_and_score():
 def test_a_private_model_refuses_a_domain_read_off_the_data():
     X, y = frame(50)
     with pytest.raises(ValueError, match="public categories"):
-        PrivateNaiveBayes("dirichlet", epsilon=1.0, classes=CLASSES).fit(X, y)
+        PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), classes=CLASSES).fit(X, y)
     with pytest.raises(ValueError, match="public classes"):
-        PrivateNaiveBayes("dirichlet", epsilon=1.0, categories=[COLOURS, SIZES]).fit(X, y)
+        PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), categories=[COLOURS, SIZES]).fit(X, y)
     # the non-private estimate infers them, sorted, as scikit-learn's estimators do
     m = PrivateNaiveBayes("mle").fit(X, y)
     assert m.classes_.tolist() == sorted(CLASSES) and [c.tolist() for c in m.categories_] == [
@@ -110,8 +112,10 @@ def test_pipeline_cross_val_score_and_grid_search_on_a_dataframe():
     pipe = make_pipeline(FunctionTransformer(lambda df: df[["colour", "size"]]), model(random_state=0))
     scores = cross_val_score(pipe, X, y, cv=3)
     assert scores.shape == (3,) and scores.min() > 0.7      # chance is about 0.5
-    search = GridSearchCV(model(random_state=0), {"epsilon": [0.5, 8.0]}, cv=3).fit(X, y)
-    assert search.best_params_["epsilon"] in (0.5, 8.0) and search.best_estimator_.classes_.tolist() == CLASSES
+    targets = [RenyiDP(5.0, 0.5), RenyiDP(5.0, 8.0)]
+    search = GridSearchCV(model(random_state=0), {"privacy": targets}, cv=3).fit(X, y)
+    assert search.best_params_["privacy"] in targets and search.best_estimator_.classes_.tolist() == CLASSES
+    assert search.best_estimator_.guarantee_ in targets
     assert search.score(X, y) > 0.7
 
 
@@ -154,7 +158,7 @@ def test_fit_counts_is_fit_on_the_rows():
     with pytest.raises(ValueError, match="shapes of the declared domain"):
         model().fit_counts(N, [Nk[0][:, :2], Nk[1]])
     with pytest.raises(ValueError, match="must be given in __init__"):
-        PrivateNaiveBayes("dirichlet", epsilon=1.0).fit_counts(N, Nk)
+        PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0)).fit_counts(N, Nk)
     with pytest.raises(ValueError, match="whole numbers"):
         model().fit_counts(N + 0.5, [t.astype(float) for t in Nk])
 
@@ -177,7 +181,7 @@ def test_mixed_naive_bayes_takes_random_state_like_private_naive_bayes():
     assert pickle.loads(pickle.dumps(m)).random_state is None and "random_state" not in repr(m)
     with pytest.raises(ValueError, match="not both"):
         MixedNaiveBayes("zc", random_state=1, rng=1, **options).fit(X, y)
-    assert cvs(MixedNaiveBayes("nonprivate", **options), X, y, cv=3).min() > 0.8
+    assert cvs(MixedNaiveBayes("sample_moments", **options), X, y, cv=3).min() > 0.8
 
 
 def test_configured_mechanisms_and_the_models_that_use_them_pickle():
@@ -189,7 +193,7 @@ def test_configured_mechanisms_and_the_models_that_use_them_pickle():
     twice = SmoothedEstimate.configured(smoothing=0.5).configured(smoothing=0.25)
     assert pickle.loads(pickle.dumps(twice)).smoothing == 0.25
     X, y = frame(80)
-    m = PrivateNaiveBayes(variant, epsilon=1.0, categories=[COLOURS, SIZES], classes=CLASSES,
+    m = PrivateNaiveBayes(variant, privacy=RenyiDP(5.0, 1.0), categories=[COLOURS, SIZES], classes=CLASSES,
                           random_state=2).fit(X, y)
     m2 = pickle.loads(pickle.dumps(m))
     assert m2.mechanism.clip_floor == 1.0 and m2.predict(X).tolist() == m.predict(X).tolist()

@@ -23,6 +23,7 @@ from lib.models import naive_bayes as nb
 from lib.models.naive_bayes import scoring as scoring
 from lib.mechanisms.dirichlet.moments import expected_kl_loss
 from lib.experiments.grid import NaiveBayesTask
+from lib.mechanisms.protocol import ApproximateDP, RenyiDP, get
 
 
 def _model(rng, B, d, n_values, spread=3.0):
@@ -82,7 +83,7 @@ def test_chunking_does_not_change_results(monkeypatch):
     prior, tables = _model(rng, 5, 3, n_values)
     whole = nb.log_proba(X, prior, tables, n_values), nb.scores(X, y, prior, tables, n_values)
     counts = nb.count(X, y, n_values, 3)
-    model = nb.PrivateNaiveBayes("dirichlet", epsilon=1.0, random_state=0).fit(X, y, n_values, 3)
+    model = nb.PrivateNaiveBayes("dirichlet", RenyiDP(5.0, 1.0), random_state=0).fit(X, y, n_values, 3)
     predicted = model.predict(X), model.predict_proba(X)
     monkeypatch.setattr(scoring, "CHUNK_ROWS", 37)  # 28 chunks, the last one short
     assert len(scoring._chunks(1000)) == 28
@@ -132,7 +133,8 @@ def test_scores_refuses_bad_input():
 
 
 def test_scipy_optimize_is_not_imported_at_start_up():
-    code = ("import sys, lib, lib.experiments, lib.mechanisms.gohari, lib.mechanisms.dirichlet.approximate_dp; "
+    code = ("import sys, lib, lib.experiments, lib.mechanisms.gohari.mechanism, lib.mechanisms.noise.calibration, "
+            "lib.mechanisms.dirichlet.approximate_dp; "
             "print('scipy.optimize' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -210,11 +212,11 @@ def _spec_of(shapes, n_total):
 
 @pytest.mark.parametrize("name", ["geumlek_diffused", "geumlek_concentrated"])
 def test_posterior_calibrations_equal_one_search_per_shape(name):
-    """calibrate_dp and calibrate_rdp_grid (one search over every shape and target) give, value by value,
+    """calibrate_many of (eps_hat, delta) and of RenyiDP targets (one search over every shape and target) give,
+    value by value,
     the scales of the search shape by shape through the reference evaluator (the path before issue 30)."""
     from lib.mechanisms import posterior_sampling as ps
     from lib.privacy.accounting import dp_to_rdp, min_order
-    from lib.mechanisms.protocol import get
 
     cls = get(name)
     spec = _spec_of([(1, 2), (2, 10), (2, 3), (2, 10), (2, 42), (2, 7)], 34189)
@@ -227,14 +229,14 @@ def test_posterior_calibrations_equal_one_search_per_shape(name):
                 for sh in shapes}
 
     budgets = np.logspace(-3, 1, 10)
-    grid = cls.calibrate_rdp_grid(budgets, 5.0, spec)
+    grid = cls.calibrate_many([RenyiDP(5.0, b) for b in budgets], spec)
     ref = reference(budgets / len(spec.shapes), 5.0)
     for e, cal in enumerate(grid):
         for sh, obj in zip(spec.shapes, cal.releases):
             assert obj.scale == ref[sh][e]
-    single = cls.calibrate_rdp(budgets[4], 5.0, spec)
+    single = cls.calibrate(RenyiDP(5.0, budgets[4]), spec)
     assert [o.scale for o in single.releases] == [o.scale for o in grid[4].releases]
-    cal = cls.calibrate_dp(1.0, 1e-5, spec)
+    cal = cls.calibrate(ApproximateDP(1.0, 1e-5), spec)
     lam0 = min_order(1.0, 1e-5)
     lams = lam0 + np.geomspace(1e-3 * lam0, min(1e5, 1e4) - lam0, 48)
     ref = reference(dp_to_rdp(1.0, lams, 1e-5, n_releases=len(spec.shapes)), lams)
@@ -244,15 +246,15 @@ def test_posterior_calibrations_equal_one_search_per_shape(name):
 
 
 def test_grid_rdp_path_equals_budget_by_budget():
-    """lib.experiments.grid.calibrate_many (the vectorised calibrate_rdp_grid) equals calibrate per budget."""
+    """lib.experiments.grid.calibrate_many (one vectorised search of RenyiDP targets) equals calibrate per budget."""
     from lib.experiments import grid
 
     spec = _spec_of([(1, 3), (3, 5), (3, 2)], 2000)
     budgets = np.logspace(-3, 1, 7)
     for name in ("geumlek_diffused", "geumlek_concentrated"):
-        many = grid.calibrate_many(name, "rdp", budgets, spec)
+        many = grid.calibrate_many(name, [RenyiDP(5.0, b) for b in budgets], spec)
         for eps, cal in zip(budgets, many):
-            one = grid.calibrate(name, "rdp", eps, spec)
+            one = grid.calibrate(name, RenyiDP(5.0, eps), spec)
             assert cal.attained and one.attained
             assert [o.scale for o in cal.releases] == [o.scale for o in one.releases]
             assert cal.parameters == one.parameters
@@ -314,7 +316,7 @@ def test_private_naive_bayes_predicts_as_the_batched_path_and_validates_once(mon
     X = np.column_stack([rng.integers(v, size=3000) for v in n_values])
     y = rng.integers(3, size=3000)
     for mech in ("dirichlet", "mle", "laplace"):
-        model = nb.PrivateNaiveBayes(mech, epsilon=1.0, random_state=0).fit(X, y, n_values, 3)
+        model = nb.PrivateNaiveBayes(mech, RenyiDP(5.0, 1.0) if get(mech).private else None, random_state=0).fit(X, y, n_values, 3)
         prior, tables = model.class_log_prior_[None], [t[None] for t in model.feature_log_prob_]
         want = nb.log_proba(X, prior, tables, n_values)[0]
         np.testing.assert_array_equal(model.predict_log_proba(X), want)
@@ -331,27 +333,27 @@ def test_private_naive_bayes_predicts_as_the_batched_path_and_validates_once(mon
 
 @pytest.mark.parametrize("name", ["geumlek_diffused", "geumlek_concentrated"])
 def test_posterior_dp_many_equals_one_calibration_per_target(name):
-    """calibrate_dp_many (one search over every target, order and shape) equals calibrate_dp target by target:
+    """calibrate_many of (eps_hat, delta) targets (one search over every target, order and shape) equals
+    calibrate target by target:
     the same objects' scales and parameters, an unattained target (no order on the grid) included."""
-    from lib.mechanisms.protocol import get
 
     cls = get(name)
     spec = _spec_of([(1, 2), (2, 4), (2, 9), (2, 4)], 5000)
     targets = [0.05, 0.3, 1.0, 1.0, 8.0]
-    many = cls.calibrate_dp_many(targets, 1e-5, spec)
+    many = cls.calibrate_many([ApproximateDP(e, 1e-5) for e in targets], spec)
     for e, cal in zip(targets, many):
-        one = cls.calibrate_dp(e, 1e-5, spec)
+        one = cls.calibrate(ApproximateDP(e, 1e-5), spec)
         assert cal.attained == one.attained and cal.parameters == one.parameters
         assert [o.scale for o in cal.releases] == [o.scale for o in one.releases]
     cache = {}
-    again = cls.calibrate_dp_many(targets, 1e-5, spec, cache=cache)
+    again = cls.calibrate_many([ApproximateDP(e, 1e-5) for e in targets], spec, cache=cache)
     assert [c.parameters for c in again] == [c.parameters for c in many] and len(cache) == 4
 
 
 
 def test_posterior_dp_many_falls_back_to_one_search_per_target(monkeypatch):
     """A joint search that raises (here: refused when it holds more than one target) leaves every target
-    to its own calibrate_dp, with its own outcome."""
+    to its own calibration, with its own outcome."""
     from lib.mechanisms import posterior_sampling as ps
 
     real = ps._calibrate_shapes
@@ -362,9 +364,9 @@ def test_posterior_dp_many_falls_back_to_one_search_per_target(monkeypatch):
         return real(eps, lams, *args)
 
     spec = _spec_of([(1, 2), (2, 5)], 800)
-    want = [ps.DiffusedPosterior.calibrate_dp(e, 1e-5, spec) for e in (0.2, 2.0)]
+    want = [ps.DiffusedPosterior.calibrate(ApproximateDP(e, 1e-5), spec) for e in (0.2, 2.0)]
     monkeypatch.setattr(ps, "_calibrate_shapes", single_only)
-    got = ps.DiffusedPosterior.calibrate_dp_many([0.2, 2.0], 1e-5, spec)
+    got = ps.DiffusedPosterior.calibrate_many([ApproximateDP(e, 1e-5) for e in (0.2, 2.0)], spec)
     assert [c.parameters for c in got] == [c.parameters for c in want]
     assert all(c.attained for c in got)
 

@@ -4,13 +4,20 @@ Everything here reads files, builds pandas frames or draws figures; the numeric
 core of :mod:`lib` (mechanisms, divergences, accounting, models) imports none
 of it.
 
-* :mod:`lib.experiments.data`: checksum-verified loaders of the eight UCI datasets of Table 1;
+* :mod:`lib.experiments.datasets`: one entry per dataset (files and checksums, parser, label,
+  public schema, public ranges, excluded columns, the paper's Table 1 row); the modules below
+  read it, so a new dataset is one entry;
+* :mod:`lib.experiments.data`: finding, downloading, verifying and loading the files;
+* :mod:`lib.experiments.schema`: the public domains and classes, and the encoding they fix;
+* :mod:`lib.experiments.public_bounds`: the public ranges of the numerical attributes;
 * :mod:`lib.experiments.preprocessing`: the seeded split and the encoding of Section 5.1, Table 1;
 * :mod:`lib.experiments.networks`: the three Bayesian networks of Section 5.2 and Figure 6;
 * :mod:`lib.experiments.grid`: one grid, model x privacy notion x mechanism x budget x repeat;
 * :mod:`lib.experiments.analysis`: summaries, wide tables, two-mechanism comparisons;
 * :mod:`lib.experiments.plotting`: the book's figure style and the experiment figures;
-* :mod:`lib.experiments.cli`: ``python -m lib.experiments run ...``.
+* :mod:`lib.experiments.cli`: ``python -m lib.experiments run ...``;
+* :mod:`lib.experiments.glm`, :mod:`lib.experiments.mixed`, :mod:`lib.experiments.hellinger`:
+  the experiments of the logistic-regression, mixed naive Bayes and smoothed-Hellinger chapters.
 """
 
 import importlib

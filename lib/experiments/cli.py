@@ -45,10 +45,32 @@ from lib._version import DISTRIBUTION, __version__
 DATASET_NAMES = ("CreditCard", "Thyroid", "Shopper", "Digit", "GermanCredit", "Bank", "Spam", "Adult")
 BN_DATASET_NAMES = ("Adult", "Bank", "GermanCredit")
 MECHANISM_NAMES = ("gaussian", "laplace", "gaussian_classical", "mle", "random", "dirichlet", "gohari",
-                   "geumlek_diffused", "geumlek_concentrated")
+                   "geumlek_diffused", "geumlek_concentrated", "geumlek_true", "smoothed_hellinger", "hellinger_em",
+                   "count_laplace", "count_gaussian")
 MODELS = ("naive-bayes", "bayesian-network")
+#: The choices of --privacy, the only names of privacy notions in the package: :func:`target` turns
+#: each into a typed target (lib.privacy.guarantees), and everything after the parser uses that.
 PRIVACY = ("rdp", "dp")
 DEFAULT_SEED, DP_DELTA = 20230201, 1e-5
+
+
+def target(privacy: str, lam: float, delta: float):
+    """The grid's target of a --privacy choice: ``RenyiDP(lam, 1)`` or ``ApproximateDP(1, delta)``.
+
+    The level (1) is the template's: every budget replaces it
+    (:func:`lib.experiments.grid.evaluate`).
+
+    Raises
+    ------
+    ValueError
+        If ``privacy`` is not one of :data:`PRIVACY`, or ``lam`` / ``delta`` is out of range.
+    """
+    from lib.privacy.guarantees import ApproximateDP, RenyiDP
+
+    build = {"rdp": lambda: RenyiDP(lam, 1.0), "dp": lambda: ApproximateDP(1.0, delta)}
+    if privacy not in build:
+        raise ValueError(f"privacy must be one of {PRIVACY}; got {privacy!r}")
+    return build[privacy]()
 
 
 def run(*args, **kwargs):
@@ -165,7 +187,7 @@ def parser() -> argparse.ArgumentParser:
                          "of the grid of --n-epsilons")
     p.add_argument("--n-repeats", type=_int_in(1, MAX_REPEATS), default=10,
                    help=f"independent releases per budget, 1 to {MAX_REPEATS}")
-    p.add_argument("--lam", type=_float_in(1, math.inf, open_low=False), default=5.0,
+    p.add_argument("--lam", type=_float_in(1, math.inf), default=5.0,
                    help="Renyi order of the rdp grid")
     p.add_argument("--delta", type=_float_in(0, 1), default=DP_DELTA, help="delta of the dp grid")
     p.add_argument("--seed", type=_int_in(0), default=DEFAULT_SEED,
@@ -247,7 +269,8 @@ def main(argv=None) -> int:
 
     from lib.mechanisms.protocol import get, names
     from lib.experiments.data import DataFileError
-    from lib.experiments.grid import TASKS
+    from lib.experiments.grid import TASKS, runs_under
+    privacy = target(args.privacy, args.lam, args.delta)
     mechanisms, ends, metrics = DEFAULTS[(args.model, args.privacy)]
     if args.mechanisms:   # checked against the registry (a registered mechanism runs too)
         registered = names()
@@ -258,10 +281,11 @@ def main(argv=None) -> int:
         mechanisms = tuple(args.mechanisms)
     task = TASKS[args.model]
     datasets = tuple(args.datasets) if args.datasets else task.datasets
-    bad = [m for m in mechanisms if m not in names(**{args.privacy: True}) or not task.supports(get(m))]
+    available = [m for m in names() if runs_under(m, privacy) and task.supports(get(m))]
+    bad = [m for m in mechanisms if m not in available]
     if bad:
         top.error(f"--mechanisms {' '.join(bad)}: not available for --model {args.model} --privacy "
-                  f"{args.privacy} (available: {' '.join(m for m in names(**{args.privacy: True}) if task.supports(get(m)))})")
+                  f"{args.privacy} (available: {' '.join(available)})")
     unknown = [d for d in datasets if d not in task.datasets]
     if unknown:
         top.error(f"--datasets {' '.join(unknown)}: --model {args.model} runs on {', '.join(task.datasets)}")
@@ -269,8 +293,8 @@ def main(argv=None) -> int:
                else np.logspace(*ends, args.n_epsilons))
     start = time.perf_counter()
     try:
-        results = run(args.model, mechanisms, budgets, privacy=args.privacy, datasets=datasets,
-                      n_repeats=args.n_repeats, lam=args.lam, delta=args.delta, seed=args.seed,
+        results = run(args.model, mechanisms, budgets, privacy=privacy, datasets=datasets,
+                      n_repeats=args.n_repeats, seed=args.seed,
                       progress=False if args.no_progress else None)
     except DataFileError as exc:  # the data cannot be found: say where we looked, no traceback
         print(f"python -m lib.experiments: error: {exc}", file=sys.stderr)

@@ -1,12 +1,16 @@
-"""The eight UCI datasets of Table 1 (Section 5.1): files, checksums, loaders.
+"""Finding, downloading, verifying and loading the files of the datasets (Section 5.1, Table 1).
 
-:func:`load` returns one dataset as a :class:`pandas.DataFrame` of its
-attributes and its label, with the column names of the UCI documentation.
-Attributes that the documentation describes as categorical (including
-integer-coded ones, such as South German Credit's ``status``) have the pandas
+What each dataset is (its files with their checksums and URLs, its parser, its
+label and its public schema) is its entry in :mod:`lib.experiments.datasets`;
+this module does the file work for any entry. :func:`load` returns one dataset
+as a :class:`pandas.DataFrame` of its attributes and its label, with the
+column names of the UCI documentation. The attributes of the entry's
+``domains`` (the ones the documentation describes as categorical, including
+integer-coded ones such as South German Credit's ``status``) have the pandas
 ``category`` dtype, whose categories are the values that occur in the whole
-file; numeric attributes keep a numeric dtype. :mod:`lib.preprocessing` turns
-this frame into the integer codes the models use.
+file; numeric attributes keep a numeric dtype.
+:mod:`lib.experiments.preprocessing` turns this frame into the integer codes
+the models use.
 
 **Where the files come from.**
 
@@ -81,18 +85,14 @@ import time
 import urllib.error
 import urllib.request
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-#: The datasets of Table 1, in the paper's order.
-DATASETS: tuple[str, ...] = (
-    "CreditCard", "Thyroid", "Shopper", "Digit",
-    "GermanCredit", "Bank", "Spam", "Adult",
-)
+from lib.experiments import datasets
+from lib.experiments.datasets import DATASETS, UCI_HOST, DataFile, DataFileError
+
 
 #: Environment variable naming the data folder.
 DATA_ENV = "DIRICHLET_DATA_DIR"
@@ -113,70 +113,9 @@ DOWNLOAD_DEADLINE = 300.0
 #: loader looks; the next download removes such leftovers.
 PARTIAL_DIR = ".partial"
 
-#: The UCI repository's address; every download URL starts with it.
-UCI_HOST = "https://archive.ics.uci.edu"
-
-#: Where the UCI repository serves its original files (the legacy layout).
-UCI_BASE = f"{UCI_HOST}/ml/machine-learning-databases"
-
 #: Environment variable naming a mirror of the UCI repository: a base URL that
 #: replaces :data:`UCI_HOST` in every download (the same file layout below it).
 MIRROR_ENV = "DIRICHLET_UCI_MIRROR"
-
-
-class DataFileError(OSError):
-    """A data file is missing, corrupted or cannot be downloaded.
-
-    The message names the file, its expected sha256 and how to obtain it.
-    """
-
-
-@dataclass(frozen=True)
-class DataFile:
-    """One file of a dataset.
-
-    Attributes
-    ----------
-    path : str
-        Path relative to the data folder, e.g. ``"adult/adult.data"``; the
-        folder may hold it plain or as ``path + ".gz"``.
-    sha256 : str
-        SHA-256 of the plain (uncompressed) content.
-    url : str or None
-        Where UCI serves the file, or the zip archive that contains it;
-        ``None`` when there is no download this package can read.
-    member : str or None
-        The member of the zip archive at ``url`` that is this file.
-    how_to_obtain : str
-        Extra advice for the error message.
-    decode : callable or None
-        ``decode(raw, name) -> bytes``: the canonical text of the table in
-        ``raw`` (the bytes of a file called ``name``); ``None`` for files
-        verified byte for byte. When set, :attr:`sha256` is that of the
-        canonical text and :func:`fetch` returns it.
-    aliases : tuple of str
-        Other paths (relative to the data folder, plain or ``.gz``) that hold
-        the same table in another format, e.g. a CSV conversion of an
-        ``.xls``; only meaningful with ``decode``.
-    """
-
-    path: str
-    sha256: str
-    url: str | None
-    member: str | None = None
-    how_to_obtain: str = ""
-    decode: Callable[[bytes, str], bytes] | None = None
-    aliases: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class _Dataset:
-    files: tuple[DataFile, ...]
-    label: str
-    positive: object  # the positive class of Table 1, None if multi-class
-    parse: Callable[[list[bytes]], pd.DataFrame]
-    categorical: tuple[str, ...]
-    source: str
 
 
 # ---------------------------------------------------------------- file access
@@ -419,11 +358,7 @@ def fetch(file: DataFile, *, download_missing: bool = True) -> bytes:
     return _read_verified(path, file)
 
 
-# ---------------------------------------------------------------- parsers
-
-def _csv(data: bytes, **kwargs) -> pd.DataFrame:
-    return pd.read_csv(io.BytesIO(data), **kwargs)
-
+# ---------------------------------------------------------------- loading
 
 def _categorise(frame: pd.DataFrame, columns) -> pd.DataFrame:
     """Give ``columns`` the category dtype; categories = values present."""
@@ -434,331 +369,31 @@ def _categorise(frame: pd.DataFrame, columns) -> pd.DataFrame:
     return frame
 
 
-ADULT_COLUMNS = (
-    "age", "workclass", "fnlwgt", "education", "education-num",
-    "marital-status", "occupation", "relationship", "race", "sex",
-    "capital-gain", "capital-loss", "hours-per-week", "native-country",
-    "income",
-)
-
-
-def _parse_adult(parts: list[bytes]) -> pd.DataFrame:
-    opts = dict(header=None, names=ADULT_COLUMNS, sep=",",
-                skipinitialspace=True, na_values="?", keep_default_na=False)
-    train = _csv(parts[0], **opts)
-    # adult.test: a first line "|1x3 Cross validator"; labels end in ".".
-    test = _csv(parts[1], skiprows=1, **opts)
-    test["income"] = test["income"].str.rstrip(".")
-    return pd.concat([train, test], ignore_index=True)
-
-
-def _parse_bank(parts: list[bytes]) -> pd.DataFrame:
-    return _csv(parts[0], sep=";")
-
-
-SPAM_COLUMNS = tuple(
-    [f"word_freq_{w}" for w in (
-        "make address all 3d our over remove internet order mail receive "
-        "will people report addresses free business email you credit your "
-        "font 000 money hp hpl george 650 lab labs telnet 857 data 415 85 "
-        "technology 1999 parts pm direct cs meeting original project re edu "
-        "table conference").split()]
-    + [f"char_freq_{c}" for c in ";([!$#"]
-    + ["capital_run_length_average", "capital_run_length_longest",
-       "capital_run_length_total", "spam"])
-
-
-def _parse_spam(parts: list[bytes]) -> pd.DataFrame:
-    return _csv(parts[0], header=None, names=SPAM_COLUMNS)
-
-
-#: Optdigits: 64 counts (0..16) of set pixels in the 4x4 blocks of a 32x32
-#: bitmap, row-major (the .names file numbers them 1..64 without names).
-DIGIT_COLUMNS = tuple(f"pixel_{r}_{c}" for r in range(8) for c in range(8)) \
-    + ("class",)
-
-
-def _parse_digit(parts: list[bytes]) -> pd.DataFrame:
-    return pd.concat([_csv(p, header=None, names=DIGIT_COLUMNS)
-                      for p in parts], ignore_index=True)
-
-
-#: ann-thyroid: the 21 attributes of Quinlan's thyroid data in their order
-#: (UCI Thyroid Disease documentation; the ann-thyroid files have no header):
-#: age and the five hormone measurements are continuous (rescaled), the
-#: other 15 are binary.
-THYROID_COLUMNS = (
-    "age", "sex", "on_thyroxine", "query_on_thyroxine",
-    "on_antithyroid_medication", "sick", "pregnant", "thyroid_surgery",
-    "I131_treatment", "query_hypothyroid", "query_hyperthyroid", "lithium",
-    "goitre", "tumor", "hypopituitary", "psych", "TSH", "T3", "TT4", "T4U",
-    "FTI", "class",
-)
-_THYROID_NUMERIC = ("age", "TSH", "T3", "TT4", "T4U", "FTI")
-
-
-def _parse_thyroid(parts: list[bytes]) -> pd.DataFrame:
-    frames = [_csv(p, header=None, names=THYROID_COLUMNS, sep=r"\s+")
-              for p in parts]
-    return pd.concat(frames, ignore_index=True)
-
-
-def _parse_shopper(parts: list[bytes]) -> pd.DataFrame:
-    return _csv(parts[0])
-
-
-#: Default of Credit Card Clients: the meanings of X1..X23 and Y given by the
-#: second header row of UCI's .xls file (the stored CSV has only X1..X23, Y).
-CREDIT_COLUMNS = (
-    ("LIMIT_BAL", "SEX", "EDUCATION", "MARRIAGE", "AGE", "PAY_0")
-    + tuple(f"PAY_{i}" for i in range(2, 7))
-    + tuple(f"BILL_AMT{i}" for i in range(1, 7))
-    + tuple(f"PAY_AMT{i}" for i in range(1, 7))
-    + ("default payment next month",)
-)
-
-#: The header of the credit-card table's canonical text (the .xls's first
-#: header row, with ``ID`` for its blank first cell; the CSV copy's header).
-CREDIT_HEADER = ("ID",) + tuple(f"X{i}" for i in range(1, 24)) + ("Y",)
-
-
-def _integer_table(values, where: str) -> np.ndarray:
-    """``values`` (rows of numbers) as an int64 array; every value must be a whole number."""
-    try:
-        table = np.asarray(values, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise DataFileError(f"{where}: not a table of numbers ({exc})") from None
-    if table.ndim != 2 or table.shape[1] != len(CREDIT_HEADER) or not len(table):
-        raise DataFileError(f"{where}: expected rows of {len(CREDIT_HEADER)} numbers, "
-                            f"got an array of shape {table.shape}")
-    whole = np.isfinite(table) & (table == np.round(table)) & (np.abs(table) < 2.0 ** 53)
-    if not whole.all():
-        i, j = np.argwhere(~whole)[0]
-        raise DataFileError(f"{where}: data row {i + 1}, column {CREDIT_HEADER[j]} holds "
-                            f"{table[i, j].item()!r}, not a whole number")
-    return table.astype(np.int64)
-
-
-def _canonical(table: np.ndarray) -> bytes:
-    """The canonical text: header ``ID,X1,...,X23,Y``, integers in decimal, LF line ends."""
-    body = pd.DataFrame(table).to_csv(header=False, index=False, lineterminator="\n")
-    return (",".join(CREDIT_HEADER) + "\n" + body).encode("ascii")
-
-
-def _decode_credit(raw: bytes, name: str) -> bytes:
-    """The canonical text of the credit-card table in UCI's ``.xls`` or in its CSV conversion.
-
-    UCI's ``default of credit card clients.xls`` (sheet 1) has two header
-    rows, ``(blank), X1, ..., X23, Y`` and ``ID, LIMIT_BAL, ..., default
-    payment next month`` (:data:`CREDIT_COLUMNS`), then one row per client;
-    the CSV conversion has the header ``ID,X1,...,X23,Y``. Both must hold
-    whole numbers only. Raises :class:`DataFileError` otherwise.
-    """
-    if name.lower().endswith((".xls", ".xlsx")):
-        try:
-            from python_calamine import CalamineWorkbook
-        except ImportError as exc:  # pragma: no cover - requirements.txt installs it
-            raise DataFileError("reading .xls needs the package python-calamine "
-                                "(pip install python-calamine)") from exc
-        try:
-            rows = CalamineWorkbook.from_filelike(io.BytesIO(raw)).get_sheet_by_index(0).to_python()
-        except Exception as exc:  # calamine raises its own error types for a damaged workbook
-            raise DataFileError(f"not a readable Excel workbook ({type(exc).__name__}: {exc})") from None
-        while rows and all(cell in ("", None) for cell in rows[-1]):
-            rows.pop()  # trailing blank rows of the sheet's dimension
-        width = len(CREDIT_HEADER)
-        if any(cell not in ("", None) for row in rows for cell in row[width:]):
-            raise DataFileError(f"expected {width} columns, found values beyond them")
-        rows = [row[:width] for row in rows]  # blank trailing columns of the sheet's dimension
-        first = [str(c).strip() for c in rows[0][1:]] if rows else []
-        second = [str(c).strip() for c in rows[1]] if len(rows) > 1 else []
-        if first != list(CREDIT_HEADER[1:]) or second != ["ID", *CREDIT_COLUMNS]:
-            raise DataFileError("expected the header rows '(blank), X1, ..., X23, Y' and "
-                                "'ID, LIMIT_BAL, ..., default payment next month'; got "
-                                f"{first[:3]}... and {second[:3]}...")
-        table = _integer_table(rows[2:], name)
-    else:
-        try:
-            frame = pd.read_csv(io.BytesIO(raw))
-        except (ValueError, UnicodeDecodeError) as exc:  # pandas' ParserError is a ValueError
-            raise DataFileError(f"not a readable CSV file ({exc})") from None
-        if tuple(map(str, frame.columns)) != CREDIT_HEADER:
-            raise DataFileError("the credit-card CSV must have the header ID,X1,...,X23,Y; got "
-                                + ",".join(map(str, frame.columns[:5])) + ",...")
-        table = _integer_table(frame.to_numpy(), name)
-    return _canonical(table)
-
-
-def _parse_credit(parts: list[bytes]) -> pd.DataFrame:
-    frame = _csv(parts[0])  # the canonical text of _decode_credit, already verified
-    frame = frame.drop(columns="ID")
-    frame.columns = list(CREDIT_COLUMNS)
-    return frame
-
-
-#: South German Credit: English names for the German header (UCI's
-#: documentation of the dataset, Groemping 2019), in file order.
-GERMAN_COLUMNS = (
-    "status", "duration", "credit_history", "purpose", "amount", "savings",
-    "employment_duration", "installment_rate", "personal_status_sex",
-    "other_debtors", "present_residence", "property", "age",
-    "other_installment_plans", "housing", "number_credits", "job",
-    "people_liable", "telephone", "foreign_worker", "credit_risk",
-)
-_GERMAN_HEADER = (
-    "laufkont laufzeit moral verw hoehe sparkont beszeit rate famges buerge "
-    "wohnzeit verm alter weitkred wohn bishkred beruf pers telef gastarb "
-    "kredit").split()
-
-
-def _parse_german(parts: list[bytes]) -> pd.DataFrame:
-    frame = _csv(parts[0], sep=r"\s+")
-    if list(frame.columns) != _GERMAN_HEADER:
-        raise DataFileError("SouthGermanCredit.asc has an unexpected header")
-    frame.columns = list(GERMAN_COLUMNS)
-    return frame
-
-
-# ---------------------------------------------------------------- registry
-
-def _uci(path: str) -> str:
-    return f"{UCI_BASE}/{path}"
-
-
-#: Where UCI serves Default of Credit Card Clients (id 350): a zip archive
-#: holding the one sheet ``default of credit card clients.xls``.
-CREDIT_URL = f"{UCI_HOST}/static/public/350/default+of+credit+card+clients.zip"
-
-_REGISTRY: dict[str, _Dataset] = {
-    "CreditCard": _Dataset(
-        files=(DataFile(
-            "default_credit_card/default of credit card clients.xls",
-            # sha256 of the decoded table's canonical text (_decode_credit), not of the file
-            "70b04919874ce71492cd9e08e7bad15389a104e79bebf7811bf338ee89947b20",
-            CREDIT_URL, member="default of credit card clients.xls",
-            decode=_decode_credit,
-            aliases=("default_credit_card/UCI_Credit_Card.csv",)),),
-        label="default payment next month", positive=1, parse=_parse_credit,
-        categorical=("SEX", "EDUCATION", "MARRIAGE", "PAY_0")
-        + tuple(f"PAY_{i}" for i in range(2, 7)),
-        source="UCI 350, Default of Credit Card Clients (Yeh & Lien 2009)"),
-    "Thyroid": _Dataset(
-        files=(
-            DataFile("thyroid_ann/ann-train.data",
-                     "3da53a156bda36cb0c97e9f4b6b111c9"
-                     "226c54c4aa00230de5604b787c47e3a6",
-                     _uci("thyroid-disease/ann-train.data")),
-            DataFile("thyroid_ann/ann-test.data",
-                     "c649ea19416e78c7996cfaaa2a9e281c"
-                     "b597d4b075aaa68c494fc3e4ee3aa30b",
-                     _uci("thyroid-disease/ann-test.data")),
-        ),
-        label="class", positive=None, parse=_parse_thyroid,
-        categorical=tuple(c for c in THYROID_COLUMNS[:-1]
-                          if c not in _THYROID_NUMERIC),
-        source="UCI 102, Thyroid Disease, ann-thyroid train + test"),
-    "Shopper": _Dataset(
-        files=(DataFile(
-            "online_shoppers/online_shoppers_intention.csv",
-            "b3055ee355f59134d851d32641183cb4a8b45def7124d2f50442a042f358e0d9",
-            _uci("00468/online_shoppers_intention.csv")),),
-        label="Revenue", positive=True, parse=_parse_shopper,
-        categorical=("Month", "OperatingSystems", "Browser", "Region",
-                     "TrafficType", "VisitorType", "Weekend"),
-        source="UCI 468, Online Shoppers Purchasing Intention (Sakar 2018)"),
-    "Digit": _Dataset(
-        files=(
-            DataFile("optdigits/optdigits.tra",
-                     "e1b683cc211604fe8fd8c4417e6a69f3"
-                     "1380e0c61d4af22e93cc21e9257ffedd",
-                     _uci("optdigits/optdigits.tra")),
-            DataFile("optdigits/optdigits.tes",
-                     "6ebb3d2fee246a4e99363262ddf8a00a"
-                     "3c41bee6014c373ed9d9216ba7f651b8",
-                     _uci("optdigits/optdigits.tes")),
-        ),
-        label="class", positive=None, parse=_parse_digit, categorical=(),
-        source="UCI 80, Optical Recognition of Handwritten Digits, tra + tes"),
-    "GermanCredit": _Dataset(
-        files=(DataFile(
-            "south_german_credit/SouthGermanCredit.asc",
-            "921fdae321892628147363b74d675d0f9b2fc940e8989064a771b693622313b6",
-            _uci("00522/SouthGermanCredit.zip"),
-            member="SouthGermanCredit.asc"),),
-        # credit_risk: 1 = good, 0 = bad; Table 1's 30 % is the bad share.
-        label="credit_risk", positive=0, parse=_parse_german,
-        categorical=tuple(c for c in GERMAN_COLUMNS[:-1]
-                          if c not in ("duration", "amount", "age")),
-        source="UCI 522, South German Credit (Groemping 2019)"),
-    "Bank": _Dataset(
-        files=(DataFile(
-            "bank_marketing/bank-additional-full.csv",
-            "74adfc578bf77a7ff4bb1ba4a9f8709d9e3c6907342959c2c8416847e0afb4d8",
-            _uci("00222/bank-additional.zip"),
-            member="bank-additional/bank-additional-full.csv"),),
-        label="y", positive="yes", parse=_parse_bank,
-        categorical=("job", "marital", "education", "default", "housing",
-                     "loan", "contact", "month", "day_of_week", "poutcome"),
-        source="UCI 222, Bank Marketing, bank-additional-full (Moro 2014)"),
-    "Spam": _Dataset(
-        files=(DataFile(
-            "spambase/spambase.data",
-            "b1ef93de71f97714d3d7d4f58fc9f718da7bbc8ac8a150eff2778616a8097b12",
-            _uci("spambase/spambase.data")),),
-        label="spam", positive=1, parse=_parse_spam, categorical=(),
-        source="UCI 94, Spambase (Hopkins et al. 1999)"),
-    "Adult": _Dataset(
-        files=(
-            DataFile("adult/adult.data",
-                     "5b00264637dbfec36bdeaab5676b0b30"
-                     "9ff9eb788d63554ca0a249491c86603d",
-                     _uci("adult/adult.data")),
-            DataFile("adult/adult.test",
-                     "a2a9044bc167a35b2361efbabec64e89"
-                     "d69ce82d9790d2980119aac5fd7e9c05",
-                     _uci("adult/adult.test")),
-        ),
-        label="income", positive=">50K", parse=_parse_adult,
-        categorical=("workclass", "education", "marital-status",
-                     "occupation", "relationship", "race", "sex",
-                     "native-country"),
-        source="UCI 2, Adult, adult.data + adult.test (Kohavi 1996)"),
-}
-
-
-def _spec(name: str) -> _Dataset:
-    if name not in _REGISTRY:
-        raise ValueError(
-            f"name must be one of {', '.join(DATASETS)}; got {name!r}")
-    return _REGISTRY[name]
-
-
 def files(name: str) -> tuple[DataFile, ...]:
     """The data files of dataset ``name`` (with checksums and URLs)."""
-    return _spec(name).files
+    return datasets.get(name).files
 
 
 def label_column(name: str) -> str:
     """The name of the label column in :func:`load` ``(name)``."""
-    return _spec(name).label
+    return datasets.get(name).label
 
 
 def positive_class(name: str):
     """The class whose share Table 1 reports, or None for multi-class data."""
-    return _spec(name).positive
+    return datasets.get(name).positive
 
 
 def source(name: str) -> str:
     """Where dataset ``name`` comes from (UCI id, title, reference)."""
-    return _spec(name).source
+    return datasets.get(name).source
 
 
 @functools.lru_cache(maxsize=None)
 def _load_cached(name: str, env: str | None, cache: str) -> pd.DataFrame:
-    spec = _spec(name)
-    parts = [fetch(f) for f in spec.files]
-    frame = spec.parse(parts)
-    return _categorise(frame, spec.categorical)
+    entry = datasets.get(name)
+    parts = [fetch(f) for f in entry.files]
+    return _categorise(entry.parse(parts), entry.categorical)
 
 
 def load(name: str) -> pd.DataFrame:
@@ -785,7 +420,7 @@ def load(name: str) -> pd.DataFrame:
     DataFileError
         If a file is missing or fails its checksum (see the module notes).
     """
-    _spec(name)
+    datasets.get(name)
     frame = _load_cached(name, os.environ.get(DATA_ENV), str(cache_dir()))
     return frame.copy()
 
@@ -822,7 +457,7 @@ def main(argv=None) -> int:
     names = tuple(argv if argv is not None else sys.argv[1:]) or DATASETS
     try:
         for name in names:
-            _spec(name)
+            datasets.get(name)
         fetch_all(names)
     except (ValueError, DataFileError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -14,7 +14,7 @@ One-hot encoding
     occurs in the rows, exactly as the public binning of
     :func:`lib.experiments.preprocessing.prepare` codes it. The columns, and so
     the :math:`-0.5` offsets that every one-hot block adds to a row's norm,
-    do not depend on the private data (issue 19). Each one-hot column is a
+    do not depend on the private data. Each one-hot column is a
     feature like any other: 0 and 1 are mapped to :math:`-0.5` and
     :math:`0.5`. The label is coded by the schema's classes
     (:func:`lib.experiments.schema.classes`).
@@ -46,10 +46,12 @@ from scipy import special
 
 from lib import _validate
 
-from lib.models.logistic_regression import METHODS, BETA0, Settings, cross_entropy, error_rate, sample, settings
+from lib.mechanisms.protocol import get
+from lib.models.logistic_regression import (BETA0, SAMPLERS, LogisticSampler, Settings, cross_entropy, error_rate,
+                                            sample)
 from lib.experiments import schema
 from lib.experiments.data import label_column, load
-from lib.experiments.preprocessing import EXCLUDED, SEED, TEST_SIZE, _split_rows
+from lib.experiments.preprocessing import EXCLUDED, SEED, TEST_SIZE, split_rows
 
 #: Public bounds of Adult's numerical attributes: ages 0..100 (adult.names:
 #: "continuous"; a human age), years of education 1..16 (the coding of
@@ -159,7 +161,7 @@ def design_matrix(frame: pd.DataFrame, bounds: dict, c: float = 1.0, *,
                   domains: dict) -> tuple[np.ndarray, list[str]]:
     """Section 5.2's encoding of every attribute of ``frame``, rows normalised to norm ``c``.
 
-    The attributes named in ``domains`` (public :class:`lib.experiments.schema.Domain`
+    The attributes named in ``domains`` (public :class:`lib.experiments.datasets.Domain`
     objects, e.g. :func:`lib.experiments.schema.domains`) are categorical and
     one-hot encoded over their domain (:func:`one_hot`); every other attribute
     is numerical and must have public bounds in ``bounds``. Every column is
@@ -205,7 +207,7 @@ def adult(c: float = 1.0, *, frame: pd.DataFrame | None = None, seed: int = SEED
     y = schema.encode(frame[label], schema.classes("Adult"), f"label {label!r}")
     frame = frame.drop(columns=[label, *(a for a in EXCLUDED.get("Adult", ()) if a in frame.columns)])
     X, names = design_matrix(frame, ADULT_BOUNDS, c, domains=schema.domains("Adult"))
-    train, test = _split_rows(len(frame), _validate.integer(seed, "seed", 0), TEST_SIZE)
+    train, test = split_rows(len(frame), _validate.integer(seed, "seed", 0), TEST_SIZE)
     return _split(X, y, names, c, train, test)
 
 
@@ -227,7 +229,7 @@ def digits(positive: int = 8, negative: int = 3, c: float = 1.0, *, test_size: f
     y = (sub[label].to_numpy() == positive).astype(np.int64)
     pixels = sub.drop(columns=[label])
     X = normalise_rows(scale(pixels.to_numpy(dtype=float), *DIGIT_BOUNDS), c)
-    train, test = _split_rows(len(sub), _validate.integer(seed, "seed", 0), test_size)
+    train, test = split_rows(len(sub), _validate.integer(seed, "seed", 0), test_size)
     rows = np.flatnonzero(keep)
     out = _split(X, y, list(pixels.columns), c, train, test)
     return out._replace(train_rows=rows[train], test_rows=rows[test])
@@ -236,8 +238,8 @@ def digits(positive: int = 8, negative: int = 3, c: float = 1.0, *, test_size: f
 # ----------------------------------------------------------------------------- the experiment of Figure 3
 
 
-def run_grid(data, epsilons, lams, n_repeats, *, seed, methods=METHODS, n_sweeps=6, mala_steps=0,
-             beta0=BETA0, ops_factor=4.0):
+def run_grid(data, epsilons, lams, n_repeats, *, seed, methods=SAMPLERS, n_sweeps=6, mala_steps=0,
+             beta0=BETA0, ops_factor=None):
     """Test error and cross-entropy of every method at every :math:`(\\lambda, \\varepsilon)` (Figure 3).
 
     The distinct posteriors of the grid are sampled once each, ``n_repeats``
@@ -256,12 +258,18 @@ def run_grid(data, epsilons, lams, n_repeats, *, seed, methods=METHODS, n_sweeps
         Releases per cell (the paper: 50).
     seed : int
         Seed of the sampler.
-    methods : sequence of str
-        A subset of :data:`METHODS`.
+    methods : sequence of type or str
+        :class:`~lib.mechanisms.logistic_posterior.LogisticSampler` classes
+        (or their registry names); default the four of Figure 3
+        (:data:`~lib.mechanisms.logistic_posterior.SAMPLERS`). Each class's
+        ``short`` name is its ``method`` in the result.
     n_sweeps, mala_steps : int
         Passed to :func:`sample`.
-    beta0, ops_factor : float
-        The original prior and OPS's constant (:func:`ops_epsilon`).
+    beta0 : float
+        The original prior.
+    ops_factor : float, optional
+        OPS's constant (:func:`~lib.mechanisms.logistic_posterior.ops_epsilon`);
+        None is :attr:`~lib.mechanisms.logistic_posterior.OPSLogistic.factor`.
 
     Returns
     -------
@@ -276,10 +284,13 @@ def run_grid(data, epsilons, lams, n_repeats, *, seed, methods=METHODS, n_sweeps
     n = len(data.y_train)
     cells, keys = [], []
     for m in methods:
-        st = settings(m, E, L, n, beta0, c=data.c, ops_factor=ops_factor)
+        cls = m if isinstance(m, type) else get(m)
+        if not (isinstance(cls, type) and issubclass(cls, LogisticSampler)):
+            raise ValueError(f"methods must hold LogisticSampler classes or their registry names; got {m!r:.60}")
+        st = cls.settings(E, L, n, beta0, c=data.c, ops_factor=ops_factor)
         for j in range(E.size):
             key = (float(st.beta[j]), float(st.rho[j]), float(st.radius[j]))
-            cells.append((m, L[j], E[j], key))
+            cells.append((cls.short, L[j], E[j], key))
             keys.append(key)
     unique = sorted(set(keys))
     st = Settings(*(np.array(v) for v in zip(*unique)))

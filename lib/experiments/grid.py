@@ -1,16 +1,17 @@
-"""One experiment grid: model x privacy notion x mechanism x budget x repeat.
+"""One experiment grid: model x privacy target x mechanism x budget x repeat.
 
 A *task* adapts a model to the grid (:class:`NaiveBayesTask`,
 :class:`NetworkTask`): it counts the training data once, states the public
 shapes of its releases (a :class:`lib.mechanisms.protocol.ReleaseSpec`), releases all its
 tables with one object per table, and scores a batch of released models on the
 test data. A *mechanism* is a :class:`lib.mechanisms.protocol.Mechanism` class (or its
-registry name): :func:`evaluate` calibrates it to every budget, in Rényi DP
-(``privacy="rdp"``, :math:`(\\lambda, \\varepsilon)` for the whole model, split
-equally) or in approximate DP (``privacy="dp"``, :math:`(\\hat\\varepsilon,
-\\delta)` for the whole model, Appendix C), and scores ``n_repeats``
-independent releases per budget. :func:`run` loops over datasets and
-mechanisms and returns one tidy frame.
+registry name): :func:`evaluate` calibrates it to every budget of a typed
+target (``privacy``, a :class:`lib.privacy.guarantees.Guarantee` whose level each
+budget replaces): Rényi DP (:data:`RDP_TARGET`, :math:`(\\lambda, \\varepsilon)`
+for the whole model, split equally) or approximate DP (:data:`DP_TARGET`,
+:math:`(\\hat\\varepsilon, \\delta)` for the whole model, Appendix C), and
+scores ``n_repeats`` independent releases per budget. :func:`run` loops over
+datasets and mechanisms and returns one tidy frame.
 
 Every (dataset, mechanism, budget) cell draws its noise from its own
 ``numpy.random.SeedSequence`` (:func:`cell_seed`), keyed by the seed and by the
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import sys
 import zlib
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -31,6 +33,7 @@ from lib.models.bayesian_network import count_tables, log_likelihood, network_sp
 from lib.models.naive_bayes import count, model_spec, release_parameters
 from lib.models.naive_bayes.scoring import scores
 from lib.mechanisms.protocol import get
+from lib.privacy.guarantees import ApproximateDP, Guarantee, NotPrivate, RenyiDP
 from lib.experiments.data import DATASETS
 from lib.experiments.networks import prepare_network
 from lib.experiments.preprocessing import prepare
@@ -47,7 +50,45 @@ BN_MODELS = ("mle", "dirichlet", "gaussian", "laplace")
 NB_DP_MODELS = ("random", "mle", "dirichlet", "gohari", "gaussian", "laplace")
 BN_DP_MODELS = ("mle", "dirichlet", "gohari", "gaussian", "laplace")
 BN_DATASETS = ("Adult", "Bank", "GermanCredit")
-PRIVACY = ("rdp", "dp")
+#: The targets of the book's grids: each budget replaces the level (``with_level``).
+RDP_TARGET = RenyiDP(5.0, 1.0)
+DP_TARGET = ApproximateDP(1.0, DP_DELTA)
+
+
+class Layout(NamedTuple):
+    """How the frame of a grid of one type of target is laid out.
+
+    Attributes
+    ----------
+    budget : str
+        The column of the swept level.
+    fixed : tuple of str
+        The target's other parameters, shown as columns after it.
+    attained : bool
+        Whether the frame has an ``attained`` column (a target a mechanism may miss).
+    """
+
+    budget: str
+    fixed: tuple
+    attained: bool
+
+
+#: The layout of each type of target a grid runs.
+LAYOUTS = {RenyiDP: Layout("epsilon", (), False), ApproximateDP: Layout("epsilon_hat", ("delta",), True)}
+
+
+def layout(privacy) -> Layout:
+    """The :class:`Layout` of a grid of target ``privacy``; a ValueError for a type no grid runs."""
+    if not isinstance(privacy, Guarantee) or type(privacy) not in LAYOUTS:
+        raise ValueError(f"privacy must be a target of type {' or '.join(t.__name__ for t in LAYOUTS)} "
+                         f"(e.g. RenyiDP(5.0, 1.0)); got {privacy!r}")
+    return LAYOUTS[type(privacy)]
+
+
+def runs_under(mechanism, privacy) -> bool:
+    """Whether a grid of target ``privacy`` runs ``mechanism``: it meets the type, or is a non-private reference."""
+    cls = get(mechanism)
+    return not cls.private or type(privacy) in cls.notions
 
 
 def _key(text: str) -> int:
@@ -84,8 +125,8 @@ class NaiveBayesTask:
 
     name = "naive-bayes"
     metrics = ("cross_entropy", "accuracy")
-    #: Seed-key prefix of the private mechanisms' cells in each privacy notion.
-    prefix = {"rdp": "", "dp": "dp:"}
+    #: Seed-key prefix of the private mechanisms' cells for each type of target.
+    prefix = {RenyiDP: "", ApproximateDP: "dp:"}
     datasets = DATASETS
     load = staticmethod(prepare)
 
@@ -123,7 +164,7 @@ class NetworkTask:
 
     name = "bayesian-network"
     metrics = ("log_likelihood",)
-    prefix = {"rdp": "bn:", "dp": "bn-dp:"}
+    prefix = {RenyiDP: "bn:", ApproximateDP: "bn-dp:"}
     datasets = BN_DATASETS
     load = staticmethod(prepare_network)
 
@@ -162,42 +203,28 @@ def task_class(name):
         raise ValueError(f"model must be one of {tuple(TASKS)}; got {name!r}") from None
 
 
-def calibrate(mechanism, privacy, budget, spec, *, lam=5.0, delta=DP_DELTA, cache=None):
-    """The :class:`lib.mechanisms.protocol.ModelCalibration` of ``mechanism`` for one budget of a whole model.
+def calibrate(mechanism, target, spec, *, cache=None):
+    """The :class:`lib.mechanisms.protocol.ModelCalibration` of ``mechanism`` for ``target`` (a whole model).
 
-    ``privacy="rdp"``: :math:`(\\lambda, \\varepsilon)`-RDP with ``budget`` =
-    :math:`\\varepsilon`; ``"dp"``: :math:`(\\hat\\varepsilon, \\delta)`-DP with
-    ``budget`` = :math:`\\hat\\varepsilon`. A non-private mechanism ignores the budget.
+    A non-private mechanism ignores the target (it is calibrated to
+    :class:`lib.privacy.guarantees.NotPrivate`).
     """
     cls = get(mechanism)
-    if privacy not in PRIVACY:
-        raise ValueError(f"privacy must be one of {PRIVACY}; got {privacy!r}")
-    if privacy == "rdp" or not cls.private:
-        return cls.calibrate_rdp(budget if cls.private else 1.0, lam, spec)
-    return cls.calibrate_dp(budget, delta, spec, cache=cache)
+    return cls.calibrate(target if cls.private else NotPrivate(), spec, cache=cache)
 
 
-def calibrate_many(mechanism, privacy, budgets, spec, *, lam=5.0, delta=DP_DELTA, cache=None):
-    """:func:`calibrate` at every budget of a 1-D array ``budgets``: a list, in order.
+def calibrate_many(mechanism, targets, spec, *, cache=None):
+    """:func:`calibrate` at every target of ``targets`` (one type): a list, in order.
 
-    The approximate-DP calibrations of all budgets run together
-    (:meth:`lib.mechanisms.protocol.Mechanism.calibrate_dp_many`: one vectorised search for
-    the mechanisms whose calibration is a search), and so do the RDP
-    calibrations of the mechanisms that have ``calibrate_rdp_grid`` (the
-    posterior samplers: one search over every budget and table shape); the
-    others one by one.
-    Element ``i`` equals ``calibrate(mechanism, privacy, budgets[i], spec, ...)``.
+    The calibrations of all targets run together where the class has a
+    vectorised search (:meth:`lib.mechanisms.protocol.Mechanism.calibrate_many`:
+    the approximate-DP order searches, the posterior samplers' scales);
+    element ``i`` equals ``calibrate(mechanism, targets[i], spec, ...)``.
     """
     cls = get(mechanism)
-    if privacy not in PRIVACY:
-        raise ValueError(f"privacy must be one of {PRIVACY}; got {privacy!r}")
-    if privacy == "dp" and cls.private:
-        return cls.calibrate_dp_many(budgets, delta, spec, cache=cache)
-    if privacy == "rdp" and cls.private and hasattr(cls, "calibrate_rdp_grid"):
-        # one vectorised search over all budgets and table shapes (the posterior samplers): the
-        # scales of calibrate_rdp budget by budget, value by value (tests/test_speed_equivalence.py)
-        return cls.calibrate_rdp_grid(budgets, lam, spec)
-    return [calibrate(cls, privacy, eps, spec, lam=lam, delta=delta, cache=cache) for eps in budgets]
+    if not cls.private:
+        return [cls.calibrate(NotPrivate(), spec, cache=cache) for _ in targets]
+    return cls.calibrate_many(targets, spec, cache=cache)
 
 
 def _budgets(budgets, name):
@@ -207,8 +234,8 @@ def _budgets(budgets, name):
     return budgets
 
 
-def evaluate(task, mechanism, budgets, n_repeats, *, privacy="rdp", lam=5.0, delta=DP_DELTA,
-             seed=DEFAULT_SEED, dataset="data", cache=None):
+def evaluate(task, mechanism, budgets, n_repeats, *, privacy=RDP_TARGET, seed=DEFAULT_SEED, dataset="data",
+             cache=None):
     """Scores of one mechanism on one task over a grid of budgets, ``n_repeats`` releases each.
 
     All budgets are calibrated in one call (:func:`calibrate_many`: the
@@ -223,13 +250,12 @@ def evaluate(task, mechanism, budgets, n_repeats, *, privacy="rdp", lam=5.0, del
     task : NaiveBayesTask or NetworkTask
     mechanism : str or lib.mechanisms.protocol.Mechanism subclass
     budgets : array_like
-        :math:`\\varepsilon` (``privacy="rdp"``) or :math:`\\hat\\varepsilon` (``"dp"``) of a whole model.
+        The levels of the whole model's target: :math:`\\varepsilon` (Rényi DP) or
+        :math:`\\hat\\varepsilon` (approximate DP).
     n_repeats : int
-    privacy : {"rdp", "dp"}
-    lam : float, default 5.0
-        Rényi order of the RDP grid.
-    delta : float, default 1e-5
-        :math:`\\delta` of the approximate-DP grid.
+    privacy : RenyiDP or ApproximateDP, default :data:`RDP_TARGET`
+        The target; each budget replaces its level (``privacy.with_level``),
+        its order or :math:`\\delta` is kept.
     seed : int
         Root of every cell's :func:`cell_seed`.
     dataset : str
@@ -240,42 +266,48 @@ def evaluate(task, mechanism, budgets, n_repeats, *, privacy="rdp", lam=5.0, del
     Returns
     -------
     pandas.DataFrame
-        ``dataset, model, epsilon, repeat, <metrics>`` (RDP) or ``dataset, model,
-        epsilon_hat, delta, repeat, attained, <metrics>`` (approximate DP).
+        ``dataset, model, epsilon, repeat, <metrics>`` (Rényi DP) or ``dataset,
+        model, epsilon_hat, delta, repeat, attained, <metrics>`` (approximate
+        DP): the :class:`Layout` of the target's type.
+
+    Raises
+    ------
+    ValueError
+        If ``privacy`` is not a target of a type in :data:`LAYOUTS`, the
+        mechanism cannot meet its type, or a budget is not positive.
     """
     cls = get(mechanism)
-    if privacy not in PRIVACY:
-        raise ValueError(f"privacy must be one of {PRIVACY}; got {privacy!r}")
-    x = "epsilon" if privacy == "rdp" else "epsilon_hat"
-    budgets = _budgets(budgets, x + "s")
+    lay = layout(privacy)
+    budgets = _budgets(budgets, lay.budget + "s")
     n_repeats = _validate.integer(n_repeats, "n_repeats")
-    if privacy == "dp":
-        _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
+    if not runs_under(cls, privacy):
+        raise ValueError(f"the {cls.name!r} mechanism cannot meet a {type(privacy).__name__} target; it meets "
+                         f"{', '.join(n.__name__ for n in cls.notions)}")
     shape = (len(budgets), n_repeats)
     attained = np.ones(len(budgets), bool)
     if getattr(cls, "uninformative", False):
-        scores = task.score_uninformative(budgets, n_repeats, seed, dataset, task.prefix["rdp"] + cls.name)
+        scores = task.score_uninformative(budgets, n_repeats, seed, dataset, task.prefix[RenyiDP] + cls.name)
     elif not cls.private:
-        batch = task.release(calibrate(cls, "rdp", 1.0, task.spec), 1, None)
+        batch = task.release(calibrate(cls, NotPrivate(), task.spec), 1, None)
         scores = {k: np.broadcast_to(v, shape) for k, v in task.score([batch]).items()}
     else:
         batches = []
-        calibrations = calibrate_many(cls, privacy, budgets, task.spec, lam=lam, delta=delta, cache=cache)
+        targets = [privacy.with_level(float(eps)) for eps in budgets]
+        calibrations = calibrate_many(cls, targets, task.spec, cache=cache)
         for i, (eps, cal) in enumerate(zip(budgets, calibrations)):
             attained[i] = cal.attained
             if cal.attained:
-                rng = np.random.default_rng(cell_seed(seed, dataset, task.prefix[privacy] + cls.name, eps))
+                rng = np.random.default_rng(cell_seed(seed, dataset, task.prefix[type(privacy)] + cls.name, eps))
                 batches.append(task.release(cal, n_repeats, rng))
         scores = {k: np.full(shape, np.nan) for k in task.metrics}
         if batches:
             for k, v in task.score(batches).items():
                 scores[k][attained] = v.reshape(-1, n_repeats)
     grid_eps, grid_rep = np.meshgrid(budgets, np.arange(n_repeats), indexing="ij")
-    columns = {"dataset": dataset, "model": cls.name, x: grid_eps.ravel()}
-    if privacy == "dp":
-        columns["delta"] = float(delta)
+    columns = {"dataset": dataset, "model": cls.name, lay.budget: grid_eps.ravel()}
+    columns.update({name: float(getattr(privacy, name)) for name in lay.fixed})
     columns["repeat"] = grid_rep.ravel()
-    if privacy == "dp":
+    if lay.attained:
         columns["attained"] = np.repeat(attained, n_repeats)
     frame = pd.DataFrame(columns)
     for k in task.metrics:
@@ -294,8 +326,8 @@ def _progress(jobs, enabled, desc):
     return tqdm(jobs, total=len(jobs), desc=desc, file=sys.stderr)
 
 
-def run(model, mechanisms, budgets, *, privacy="rdp", datasets=None, data=None, n_repeats=10, lam=5.0,
-        delta=DP_DELTA, seed=DEFAULT_SEED, cache=None, progress=None):
+def run(model, mechanisms, budgets, *, privacy=RDP_TARGET, datasets=None, data=None, n_repeats=10,
+        seed=DEFAULT_SEED, cache=None, progress=None):
     """The grid of one model: every dataset x mechanism x budget x repeat.
 
     Parameters
@@ -304,13 +336,14 @@ def run(model, mechanisms, budgets, *, privacy="rdp", datasets=None, data=None, 
     mechanisms : sequence of str or Mechanism subclasses
     budgets : array_like
         See :func:`evaluate`.
-    privacy : {"rdp", "dp"}
+    privacy : RenyiDP or ApproximateDP, default :data:`RDP_TARGET`
+        The target whose level each budget replaces (see :func:`evaluate`).
     datasets : sequence of str, optional
         Default: the keys of ``data``, else the task's datasets (all eight of
         Table 1 for naive Bayes, Adult, Bank and GermanCredit for networks).
     data : mapping of str to encoded data, optional
         Use these (``Split`` or ``NetworkData``) instead of loading each dataset.
-    n_repeats, lam, delta, seed, cache
+    n_repeats, seed, cache
         See :func:`evaluate`; one ``cache`` is shared across the grid.
     progress : bool, optional
         Show a tqdm progress bar; default only when stderr is a terminal.
@@ -321,15 +354,16 @@ def run(model, mechanisms, budgets, *, privacy="rdp", datasets=None, data=None, 
         The frames of :func:`evaluate`, concatenated.
     """
     task_cls = task_class(model)
+    layout(privacy)
     classes = [get(m) for m in mechanisms]
     if datasets is None:
         datasets = tuple(data) if data is not None else task_cls.datasets
     cache = {} if cache is None else cache
     frames, current = [], {}
     jobs = [(name, cls) for name in datasets for cls in classes]
-    for name, cls in _progress(jobs, progress, f"{task_cls.name} {privacy} grid"):
+    for name, cls in _progress(jobs, progress, f"{task_cls.name} {type(privacy).__name__} grid"):
         if current.get("name") != name:
             current = {"name": name, "task": task_cls(data[name] if data is not None else task_cls.load(name))}
-        frames.append(evaluate(current["task"], cls, budgets, n_repeats, privacy=privacy, lam=lam,
-                               delta=delta, seed=seed, dataset=name, cache=cache))
+        frames.append(evaluate(current["task"], cls, budgets, n_repeats, privacy=privacy, seed=seed,
+                               dataset=name, cache=cache))
     return pd.concat(frames, ignore_index=True)

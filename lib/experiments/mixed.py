@@ -14,10 +14,10 @@ import numpy as np
 import pandas as pd
 
 from lib import _validate
-from lib.models.mixed_naive_bayes import draw, fit_statistics, log_proba
+from lib.models.mixed_naive_bayes import draw, fit_statistics, log_proba, mechanism_class
 from lib.experiments import schema
 from lib.experiments.data import label_column, load
-from lib.experiments.preprocessing import EXCLUDED, SEED, TEST_SIZE, _split_rows
+from lib.experiments.preprocessing import EXCLUDED, SEED, TEST_SIZE, split_rows
 from lib.experiments.public_bounds import bounds_for
 
 
@@ -33,7 +33,7 @@ def mixed_data(name: str, *, frame: pd.DataFrame | None = None) -> dict:
     (:func:`lib.experiments.schema.classes`), all as in the public binning of
     :func:`~lib.experiments.preprocessing.prepare`. Numerical attributes stay
     raw, with the public ranges of :mod:`lib.experiments.public_bounds`. No
-    domain, class or range is read from the rows (issue 19), so two
+    domain, class or range is read from the rows, so two
     neighbouring files give the same ``n_values``, ``n_classes``, ``bounds``
     and attribute lists.
 
@@ -83,7 +83,7 @@ def mixed_data(name: str, *, frame: pd.DataFrame | None = None) -> dict:
 
 def book_split(n: int):
     """Train and test row indices of the book's seeded 70/30 split (as :func:`lib.experiments.preprocessing.prepare`)."""
-    return _split_rows(n, SEED, TEST_SIZE)
+    return split_rows(n, SEED, TEST_SIZE)
 
 
 def evaluate(data, train, test, method, epsilons, n_repeats, rng, *, likelihood="gaussian", cache=None, **options):
@@ -117,7 +117,8 @@ def cross_validate(data, variants, epsilons, *, n_folds=10, n_repeats=1, n_draws
     in each fold every variant is fitted once per epsilon and released
     ``n_draws`` times (the exact statistics and sensitivities do not change
     between draws). ``variants`` maps a label to the keyword arguments of
-    :func:`evaluate` (``method`` and options). The paper uses 5 repeats; the
+    :func:`evaluate` (``method``, a :class:`~lib.mechanisms.bounded_moments.MomentMechanism`
+    class or its registry name, and options). The paper uses 5 repeats; the
     book's reduced run uses 1 repeat with 10 draws per fold.
 
     Returns
@@ -136,7 +137,7 @@ def cross_validate(data, variants, epsilons, *, n_folds=10, n_repeats=1, n_draws
             cache = {}     # sensitivity profiles of this fold's training rows, shared by the variants
             for label, kwargs in variants.items():
                 kwargs = dict(kwargs)
-                private = kwargs.get("method") != "nonprivate"
+                private = mechanism_class(kwargs["method"]).private
                 eps = np.asarray(epsilons if private else [1.0], float)
                 acc, ce = evaluate(data, train, test, kwargs.pop("method"), eps, n_draws if private else 1, rng,
                                    cache=cache, **kwargs)

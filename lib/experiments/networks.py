@@ -19,7 +19,7 @@ from lib.experiments.preprocessing import BINNING, prepare
 
 #: The networks of Figure 6 (node: parents), in the node order of the author's
 #: notebooks (a topological order). Names are the columns of
-#: :func:`lib.preprocessing.prepare` (the label is ``income`` for Adult, ``y``
+#: :func:`lib.experiments.preprocessing.prepare` (the label is ``income`` for Adult, ``y``
 #: for Bank; GermanCredit's network does not contain its label). See
 #: :data:`AUTHOR_NAMES` for the one name that differs from the author's.
 NETWORKS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -91,7 +91,7 @@ class NetworkData(NamedTuple):
 
 
 def prepare_network(name: str, seed: int = 1, *, binning: str = BINNING) -> NetworkData:
-    """The nodes of network :data:`NETWORKS` ``[name]``, encoded by :func:`lib.preprocessing.prepare`.
+    """The nodes of network :data:`NETWORKS` ``[name]``, encoded by :func:`lib.experiments.preprocessing.prepare`.
 
     The same preprocessing as naive Bayes (Section 5.1), with the same
     ``binning``: a 70/30 split with ``seed``; with ``binning="public"``,

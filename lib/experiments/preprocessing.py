@@ -10,17 +10,19 @@ all choices, and where they differ from the author's code
 
 Split
     A uniformly random permutation from ``np.random.default_rng(seed)``; the
-    first ``ceil(test_size * n)`` rows of the permutation are the test set.
+    first ``ceil(test_size * n)`` rows of the permutation are the test set
+    (:func:`split_rows`).
     Not stratified: the paper does not mention stratification and the
     author's code did not stratify; with at least 1000 rows the class shares
     of a random 30 % split differ from the whole by a few tenths of a
     percent. One split per seed; the experiments' repetitions re-draw only the
     mechanism's noise (as the author's code did).
 Which attributes are numerical
-    The dataset's documentation decides (:mod:`lib.experiments.data` gives categorical
-    attributes the ``category`` dtype; strings and booleans are categorical
-    too). Every other attribute is numerical and is binned, whatever its
-    number of distinct values: Digit's pixel counts 0..16, Bank's
+    The dataset's documentation decides (the ``domains`` of its entry in
+    :mod:`lib.experiments.datasets`, which :mod:`lib.experiments.data` gives
+    the ``category`` dtype; strings and booleans are categorical too).
+    Every other attribute is numerical and is binned, whatever its number of
+    distinct values: Digit's pixel counts 0..16, Bank's
     ``campaign`` or Spam's word frequencies are measurements on a scale, and
     the paper bins numerical attributes. The author's code instead kept any
     column with at most 30 distinct training values as categories (all 64
@@ -73,7 +75,7 @@ Labels
     Class codes follow the sorted original label values
     (:attr:`Split.classes`).
 
-**Public or private preprocessing (issue 19).** The notes above describe
+**Public or private preprocessing.** The notes above describe
 ``binning="quantile"``: its bin edges are training quantiles and it drops
 attributes that are constant on the training split, so the released model
 depends on the private rows through steps that spend no budget. It is kept
@@ -123,11 +125,13 @@ import numpy as np
 import pandas as pd
 
 from lib import _validate
-from lib.experiments import public_bounds, schema
-from lib.experiments.data import DATASETS, label_column, load, positive_class
+from lib.experiments import datasets, public_bounds, schema
+from lib.experiments.data import label_column, load
+from lib.experiments.datasets import DATASETS
 
-#: Attributes left out of a dataset before encoding (see the module notes).
-EXCLUDED: dict[str, tuple[str, ...]] = {"Adult": ("fnlwgt",)}
+#: Attributes left out of a dataset before encoding (see the module notes): the
+#: non-empty ``excluded`` of the entries of :mod:`lib.experiments.datasets`.
+EXCLUDED: dict[str, tuple[str, ...]] = {name: d.excluded for name, d in datasets.REGISTRY.items() if d.excluded}
 
 #: The paper's split and number of bins (Section 5.1) and the seed of the
 #: author's notebooks.
@@ -145,20 +149,10 @@ BINNING = "public"
 #: Decades below the upper end of a range that the ``"log"`` scale covers.
 LOG_DECADES = 4.0
 
-_LOG = "log"
 #: The public scale of the bins of each numerical attribute (``"linear"`` if
-#: not listed): see the module notes. Chosen from what an attribute is.
-SCALES: dict[str, dict[str, str]] = {
-    "Adult": {"capital-gain": _LOG, "capital-loss": _LOG},
-    "Bank": {a: _LOG for a in ("duration", "campaign", "pdays", "previous")},
-    "Spam": {a: _LOG for a in public_bounds.BOUNDS["Spam"]},
-    "Thyroid": {a: _LOG for a in ("TSH", "T3", "TT4", "T4U", "FTI")},
-    "Shopper": {a: _LOG for a in public_bounds.BOUNDS["Shopper"] if a != "SpecialDay"},
-    "CreditCard": {"LIMIT_BAL": _LOG, **{f"PAY_AMT{i}": _LOG for i in range(1, 7)},
-                   **{f"BILL_AMT{i}": "symlog" for i in range(1, 7)}},
-    "GermanCredit": {"amount": _LOG},
-    "Digit": {},
-}
+#: not listed): see the module notes. Chosen from what an attribute is; the
+#: ``scales`` of the entries of :mod:`lib.experiments.datasets`.
+SCALES: dict[str, dict[str, str]] = {name: dict(d.scales) for name, d in datasets.REGISTRY.items()}
 
 
 class Split(NamedTuple):
@@ -307,10 +301,11 @@ def _check_binning(binning):
 
 def _encode_public(frame: pd.DataFrame, name: str, seed: int, test_size: float, n_bins: int):
     """The Split of dataset ``name`` with public edges, schema domains and no dropping."""
-    label = label_column(name)
-    train, test = _split_rows(len(frame), seed, test_size)
-    y_codes = schema.encode(frame[label], schema.classes(name), f"label {label!r}")
-    doms = schema.domains(name)
+    entry = datasets.get(name)
+    label = entry.label
+    train, test = split_rows(len(frame), seed, test_size)
+    y_codes = schema.encode(frame[label], entry.classes, f"label {label!r}")
+    doms = entry.domains
     columns, n_values, names, info = [], [], [], []
     for attr in frame.columns:
         if attr == label:
@@ -324,7 +319,7 @@ def _encode_public(frame: pd.DataFrame, name: str, seed: int, test_size: float, 
                 raise ValueError(f"numerical attribute {attr!r} of {name} has missing values "
                                  "(the public pipeline has no code for them)")
             (lo, hi), = public_bounds.bounds_for(name, [attr])
-            scale = SCALES.get(name, {}).get(attr, "linear")
+            scale = entry.scale(attr)
             edges = public_edges(lo, hi, n_bins, scale)
             codes = bin_codes(x, edges)
             n, kind = n_bins, f"binned ({scale})"
@@ -334,7 +329,7 @@ def _encode_public(frame: pd.DataFrame, name: str, seed: int, test_size: float, 
         n_values.append(n)
         names.append(str(attr))
     return _assemble(len(frame), train, test, columns, n_values, names, y_codes,
-                     schema.classes(name).size, schema.classes(name).values, info)
+                     entry.classes.size, entry.classes.values, info)
 
 
 def _categorical_codes(column: pd.Series) -> tuple[np.ndarray, int]:
@@ -362,7 +357,47 @@ def _is_categorical(column: pd.Series) -> bool:
             or not pd.api.types.is_numeric_dtype(dtype))
 
 
-def _split_rows(n: int, seed: int, test_size: float):
+def split_rows(n: int, seed: int = SEED, test_size: float = TEST_SIZE) -> tuple[np.ndarray, np.ndarray]:
+    """The training and test rows of the book's seeded split of ``n`` rows.
+
+    Parameters
+    ----------
+    n : int
+        Number of rows (>= 2).
+    seed : int
+        Seed of the permutation (>= 0); default :data:`SEED`.
+    test_size : float
+        Share of rows in the test split, in (0, 1); default :data:`TEST_SIZE`.
+
+    Returns
+    -------
+    train, test : ndarray of int64
+        Sorted row indices; together a partition of ``0 .. n - 1``, with
+        ``ceil(test_size * n)`` test rows.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not an integer >= 2, ``seed`` or ``test_size`` is out of
+        range, or the split would leave one side empty.
+
+    Notes
+    -----
+    The split of the module notes: ``np.random.default_rng(seed).permutation(n)``,
+    whose first ``ceil(test_size * n)`` entries are the test rows. It reads
+    only ``n``, so :func:`prepare` ``(name, seed=seed)`` and every experiment
+    that calls this with the dataset's row count and the same seed use the
+    same rows.
+
+    Examples
+    --------
+    >>> train, test = split_rows(10, seed=1, test_size=0.3)
+    >>> len(train), len(test), sorted([*train, *test]) == list(range(10))
+    (7, 3, True)
+    """
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 2:
+        raise ValueError(f"n must be an integer >= 2; got {n!r}")
+    seed, test_size, _ = _check(seed, test_size, N_BINS)
     n_test = math.ceil(test_size * n)
     if not 0 < n_test < n:
         raise ValueError(
@@ -382,7 +417,7 @@ def _encode(frame: pd.DataFrame, label: str, seed: int, test_size: float,
     y_all = frame[label]
     if y_all.isna().any():
         raise ValueError(f"label column {label!r} has missing values")
-    train, test = _split_rows(len(frame), seed, test_size)
+    train, test = split_rows(len(frame), seed, test_size)
     y_codes, classes = pd.factorize(y_all, sort=True)
     y_codes = y_codes.astype(np.int64)
 
@@ -481,8 +516,7 @@ def frame(name: str) -> pd.DataFrame:
 
 
 def _frame(name: str) -> pd.DataFrame:
-    frame = load(name)
-    return frame.drop(columns=list(EXCLUDED.get(name, ())))
+    return load(name).drop(columns=list(datasets.get(name).excluded))
 
 
 @functools.lru_cache(maxsize=64)
@@ -528,12 +562,10 @@ def prepare(name: str, *, seed: int = SEED, test_size: float = TEST_SIZE,
     ValueError
         On an unknown name (the message lists the allowed names) or an
         argument out of range.
-    lib.experiments.data.DataFileError
+    lib.experiments.datasets.DataFileError
         If a data file is missing or corrupted.
     """
-    if name not in DATASETS:
-        raise ValueError(
-            f"name must be one of {', '.join(DATASETS)}; got {name!r}")
+    datasets.get(name)
     seed, test_size, n_bins = _check(seed, test_size, n_bins)
     return _prepared(name, seed, test_size, n_bins, _check_binning(binning))[0]
 
@@ -551,8 +583,7 @@ def encode_dataset(frame: pd.DataFrame, name: str, *, seed: int = SEED, test_siz
     (Split, pandas.DataFrame)
         The split and the per-attribute description of :func:`encoding`.
     """
-    if name not in DATASETS:
-        raise ValueError(f"name must be one of {', '.join(DATASETS)}; got {name!r}")
+    datasets.get(name)
     seed, test_size, n_bins = _check(seed, test_size, n_bins)
     if _check_binning(binning) == "public":
         return _encode_public(frame, name, seed, test_size, n_bins)
@@ -598,7 +629,7 @@ def summary(*, seed: int = SEED, test_size: float = TEST_SIZE,
             "binned": int(kept["kind"].str.startswith("binned").sum()),
             "categorical": int((kept["kind"] == "categorical").sum()),
             "dropped constant": ", ".join(map(str, dropped)) or "-",
-            "excluded": ", ".join(EXCLUDED.get(name, ())) or "-",
+            "excluded": ", ".join(datasets.get(name).excluded) or "-",
             "n_train": len(split.y_train),
             "n_test": len(split.y_test),
             "max n_values": int(split.n_values.max()),
@@ -606,17 +637,9 @@ def summary(*, seed: int = SEED, test_size: float = TEST_SIZE,
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-#: Table 1 of the paper: instances, attributes, classes, % positive.
-PAPER_TABLE1 = {
-    "CreditCard": (30000, 23, 2, 22),
-    "Thyroid": (7200, 21, 3, None),
-    "Shopper": (12330, 17, 2, 15),
-    "Digit": (5620, 64, 10, None),
-    "GermanCredit": (1000, 20, 2, 30),
-    "Bank": (41188, 20, 2, 11),
-    "Spam": (4601, 57, 2, 39),
-    "Adult": (48842, 13, 2, 24),
-}
+#: Table 1 of the paper: instances, attributes, classes, % positive (the
+#: ``table1`` of the entries of :mod:`lib.experiments.datasets`).
+PAPER_TABLE1 = {name: d.table1 for name, d in datasets.REGISTRY.items() if d.table1 is not None}
 
 
 def table1() -> pd.DataFrame:
@@ -627,25 +650,25 @@ def table1() -> pd.DataFrame:
     pandas.DataFrame
         Indexed by dataset (Table 1 order), with columns ``instances``,
         ``attributes`` (as UCI ships them), ``attributes used`` (after
-        :data:`lib.preprocessing.EXCLUDED`, before constant columns are
+        :data:`EXCLUDED`, before constant columns are
         dropped), ``classes``, ``% positive`` (share of
-        :func:`positive_class`; NaN for multi-class data, where the paper
+        :func:`lib.experiments.data.positive_class`; NaN for multi-class data, where the paper
         prints a dash), ``largest class %``, and the paper's ``paper
         instances``, ``paper attributes``, ``paper classes`` and ``paper %
         positive`` (rounded to whole percent in the paper).
     """
     rows = {}
     for name in DATASETS:
+        entry = datasets.get(name)
         frame = load(name)
-        label = label_column(name)
-        y = frame[label]
-        pos = positive_class(name)
+        y = frame[entry.label]
+        pos = entry.positive
         n_attr = frame.shape[1] - 1
-        paper = PAPER_TABLE1[name]
+        paper = entry.table1
         rows[name] = {
             "instances": len(frame),
             "attributes": n_attr,
-            "attributes used": n_attr - len(EXCLUDED.get(name, ())),
+            "attributes used": n_attr - len(entry.excluded),
             "classes": y.nunique(),
             "% positive": (np.nan if pos is None
                            else round(100 * float((y == pos).mean()), 2)),

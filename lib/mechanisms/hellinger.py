@@ -1,4 +1,4 @@
-"""The smoothed-Hellinger exponential mechanism :math:`\\mathcal M_{\\mathcal H}` and its exact audit.
+"""The smoothed-Hellinger exponential mechanism :math:`\\mathcal M_{\\mathcal H}` and the releases it is compared with.
 
 The seed note "Full proof on the differential privacy property of :math:`\\mathcal M_{\\mathcal H}`"
 (``papers/smoothed-hellinger-exponential-mechanism.md``; cited below as *the note*) releases a
@@ -15,82 +15,48 @@ data sets of the same size :math:`n`:
 * the smoothing parameter :math:`\\gamma = \\ln(1 - \\varepsilon / (2\\ln(\\delta / (2|\\mathcal R_{post}|))))`
   (end of Section 2; :func:`smoothing_parameter`).
 
-Everything is in log space and vectorised over the candidate set. The output space is finite,
-so the privacy of the mechanism is computed exactly for every pair of neighbouring data sets
-(:func:`audit`). :func:`beta_hockey_stick` is the exact :math:`\\delta` of a pair of Beta
-distributions, used to calibrate the Dirichlet mechanism at :math:`d = 2` without Appendix B.
+The mechanism is :class:`SmoothedHellinger`; :class:`HellingerExponential` is the same
+exponential mechanism with the global sensitivity (McSherry and Talwar), and
+:class:`CountLaplace` and :class:`CountGaussian` add noise to the count of ones of a
+beta-binomial data set. All four release a posterior :math:`\\mathrm{prior} + \\tilde c` of a
+count vector of public total :math:`n`, and as a point of the simplex its mean. Everything is in
+log space and vectorised over the candidate set. The exact audit of the mechanism, the note's
+tail bounds and lemmas are in :mod:`lib.theory.hellinger_audit`; the head-to-head of the
+chapter is :mod:`lib.experiments.hellinger`.
 
 Neighbouring data sets replace one record (the note's Definition 1.1), so their count vectors
 differ by moving one unit between two categories, and :math:`n` is public.
 
-What is guaranteed. The note claims :math:`(\\varepsilon, \\delta)`-DP; its proof does not apply to a discrete output
-(chapter 12), and the claim is *measured*, not proved: the exact audit has found
+What is guaranteed. The note claims :math:`(\\varepsilon, \\delta)`-DP; its proof does not apply to a
+discrete output (chapter 12), and the claim is *measured*, not proved: the exact audit has found
 :math:`\\delta(\\varepsilon) \\le \\delta` wherever it was run. It is not pure
 :math:`\\varepsilon`-DP in general: at prior :math:`(10^{-8}, 10^{8})`, :math:`n = 150`,
 :math:`\\varepsilon = 40`, :math:`\\delta = 10^{-6}` one pair of neighbours spends
 :math:`1.029\\varepsilon` (with :math:`\\delta(\\varepsilon) = 2.3 \\times 10^{-16}`).
-:func:`guarantee` states the note's :math:`(\\varepsilon, \\delta)`, and pure
-:math:`\\varepsilon`-DP only where the exact audit of that very setting shows it.
+:attr:`SmoothedHellinger.guarantee` states the note's :math:`(\\varepsilon, \\delta)`;
+:func:`lib.theory.hellinger_audit.audited_guarantee` states pure :math:`\\varepsilon`-DP where the
+exact audit of that very setting shows it.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
 from itertools import combinations
 from math import comb
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 from scipy import special
 
 from lib import _validate
-from lib.mechanisms.dirichlet.divergence import hellinger_dirichlet, renyi_divergence_dirichlet
-from lib.mechanisms.protocol import ApproximateDP, PureDP
+from lib.mechanisms.dirichlet.divergence import hellinger_dirichlet
+from lib.mechanisms.noise import analytic_gaussian_sigma
+from lib.mechanisms.protocol import ApproximateDP, Mechanism, ModelCalibration, PureDP, ReleaseSpec, register
 
 MAX_CANDIDATES = 20_000
 """Largest candidate set for the dense (candidates x candidates) computations (3.2 GB of float64
 would be 20 000^2; the chapter stays below 3 000)."""
 
-MAX_EXACT_CANDIDATES = 2_001
-"""Largest candidate set that :func:`guarantee` audits exactly (``n <= 2000`` for ``k = 2``: about
-ten seconds; the cost grows as the square)."""
-
-MAX_AUDIT_CELLS = 10**7
-"""Largest number of (row, candidate) cells that :func:`log_pmf_rows_beta` and :func:`audit_counts`
-compute (``2 len(counts) (n + 1)`` for an audit; about 40 s at the limit)."""
-
-MAX_EXACT_N = 10**6
-"""Largest ``n`` of the exact Dirichlet calibration at ``d = 2`` (:func:`dirichlet_worst_delta`,
-:func:`dirichlet_exact_scale`): every pass checks all ``n`` pairs (about 7 s at the limit)."""
-
-LOG_PMF_TOLERANCE = 1e-9
-"""How far :math:`\\log\\sum_r P(r)` of a row given to :func:`audit` may be from 0 (rounding)."""
-
-_AUDIT_ROUNDING = 1e-9
-"""Relative margin by which an audited pure epsilon must be below the nominal one for
-:func:`guarantee` to state pure DP (the audit is exact up to the rounding of the log pmf)."""
-
-_BISECTION_STEPS = 200
 _CHUNK = 256  # rows per block in the chunked computations
-
-
-def _flag(value, name: str) -> bool:
-    """``value`` if it is a bool (a truthy string or number is refused)."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise _validate.ArgumentTypeError(f"{name} must be True or False; got {type(value).__name__} {value!r:.60}")
-    return bool(value)
-
-
-def _counts_1d(counts, name: str, low: int, high: int) -> np.ndarray:
-    """A non-empty 1-D int64 array of counts in ``[low, high]`` (floats are refused, not truncated)."""
-    arr = np.atleast_1d(_validate.integer_array(counts, name))
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D array of integers in [{low}, {high}]; got shape {arr.shape}")
-    lo, hi = int(arr.min()), int(arr.max())
-    if lo < low or hi > high:
-        bad = lo if lo < low else hi
-        raise ValueError(f"{name} must hold integers in [{low}, {high}]; got {bad} at index {int(np.argmax(arr == bad))}")
-    return arr
 
 
 def _cand(cand, name: str = "cand"):
@@ -151,6 +117,7 @@ def _neighbours(neighbours, cand, name: str = "neighbours") -> np.ndarray:
             raise ValueError(f"{name} are not the neighbours of cand (column {m}: one unit from category "
                              f"{i} to {j}); use neighbour_index(cand)")
     return nb
+
 
 
 # --- Candidates, posteriors, smoothing parameter -------------------------------------------
@@ -285,7 +252,7 @@ def local_sensitivity(prior, cand, neighbours=None) -> np.ndarray:
     :math:`\\mathcal H(\\mathrm{BI}(x), \\mathrm{BI}(y))` (triangle inequality), with equality at
     :math:`r = \\mathrm{BI}(y)`, which is a candidate. So only the neighbouring posteriors are
     needed: :math:`k(k-1)` distances per candidate instead of :math:`k(k-1)|\\mathcal R_{post}|`.
-    :func:`local_sensitivity_brute` checks this.
+    :func:`lib.theory.hellinger_audit.local_sensitivity_brute` checks this.
 
     ``cand`` must be a complete candidate table (:func:`candidates`) and ``neighbours``, if
     given, exactly :func:`neighbour_index` of it (both are checked: a partial table or wrong
@@ -326,32 +293,6 @@ def local_sensitivity_beta(prior, n) -> np.ndarray:
     return _positive_ls(ls, prior)
 
 
-def local_sensitivity_brute(hmat, neighbours) -> np.ndarray:
-    """Local sensitivity by definition: max over neighbours and over every candidate ``r``.
-
-    Parameters
-    ----------
-    hmat : ndarray (C, C)
-        :func:`hellinger_matrix` (finite, non-negative), at most :data:`MAX_CANDIDATES` rows.
-    neighbours : ndarray of int (C, m)
-        Neighbour indices in ``[0, C - 1]``, ``-1`` for none.
-    """
-    hmat = _validate.nonnegative(hmat, "hmat")
-    if hmat.ndim != 2 or hmat.shape[0] != hmat.shape[1] or hmat.shape[0] == 0:
-        raise ValueError(f"hmat must be a non-empty square matrix; got shape {hmat.shape}")
-    if hmat.shape[0] > MAX_CANDIDATES:
-        raise ValueError(f"hmat has {hmat.shape[0]} rows; at most {MAX_CANDIDATES}")
-    neighbours = _validate.integer_array(neighbours, "neighbours")
-    if neighbours.ndim != 2 or neighbours.shape[0] != hmat.shape[0]:
-        raise ValueError(f"neighbours must have shape ({hmat.shape[0]}, m); got {neighbours.shape}")
-    if neighbours.size and (neighbours.min() < -1 or neighbours.max() >= hmat.shape[0]):
-        raise ValueError(f"neighbours must hold indices in [-1, {hmat.shape[0] - 1}]")
-    out = np.zeros(hmat.shape[0])
-    for m in range(neighbours.shape[1]):
-        ok = neighbours[:, m] >= 0
-        diff = np.abs(hmat[ok] - hmat[neighbours[ok, m]]).max(axis=1)
-        out[ok] = np.maximum(out[ok], diff)
-    return out
 
 
 def smooth_sensitivity_beta(ls, gamma) -> np.ndarray:
@@ -364,7 +305,7 @@ def smooth_sensitivity_beta(ls, gamma) -> np.ndarray:
     :math:`\\log S(a) = \\max(\\max_{a' \\le a}(\\log LS(a') + \\gamma a') - \\gamma a,\\;
     \\max_{a' \\ge a}(\\log LS(a') - \\gamma a') + \\gamma a)`: two running maxima
     (``np.maximum.accumulate``) instead of the :math:`O(n^2)` maximum.
-    :func:`smooth_sensitivity_brute_beta` checks it over all :math:`2^n` data sets.
+    :func:`lib.theory.hellinger_audit.smooth_sensitivity_brute_beta` checks it over all :math:`2^n` data sets.
     """
     ls = _validate.positive(ls, "ls")
     if ls.ndim != 1 or ls.shape[0] < 2:
@@ -406,65 +347,9 @@ def smooth_sensitivity(ls, cand, gamma) -> np.ndarray:
     return np.maximum(np.exp(out), ls)
 
 
-def smooth_sensitivity_brute_beta(prior, n, gamma) -> np.ndarray:
-    """Eq. (1) by definition over all :math:`2^n` binary data sets (tests only, ``n <= 14``).
-
-    Returns S indexed by data set (rows of ``itertools.product`` order) together with each
-    data set's count, so that the caller can check that S depends on the count only.
-    """
-    n = _validate.integer(n, "n", 1)
-    if n > 14:
-        raise ValueError(f"n must be at most 14 for the brute force over 2^n data sets; got {n}")
-    gamma = _validate.scalar(_validate.positive(gamma, "gamma"), "gamma")
-    ids = np.arange(2**n)
-    data = ((ids[:, None] >> np.arange(n)) & 1).astype(np.int64)
-    counts = data.sum(axis=1)
-    post = posteriors(prior, np.stack([counts, n - counts], axis=1))
-    # LS(x') by definition: flip each bit in turn, distance between the two posteriors
-    # (the triangle-inequality reduction of local_sensitivity is checked separately).
-    flipped = counts[:, None] + 1 - 2 * data
-    other = posteriors(prior, np.stack([flipped, n - flipped], axis=-1))
-    ls = hellinger_dirichlet(np.broadcast_to(post[:, None, :], other.shape), other).max(axis=1)
-    # Hamming distance of data sets i and j: the bits set in i XOR j; blocks of rows keep the
-    # memory at 256 x 2^n (a dense 2^n x 2^n x n comparison would need gigabytes at n = 14).
-    decay = np.exp(-gamma * np.arange(n + 1))
-    smooth = np.empty(ids.size)
-    for start in range(0, ids.size, _CHUNK):
-        hamming = np.bitwise_count(ids[start:start + _CHUNK, None] ^ ids[None, :])
-        smooth[start:start + _CHUNK] = (ls[None, :] * decay[hamming]).max(axis=1)
-    return smooth, counts
 
 
 # --- The mechanism ----------------------------------------------------------------------------
-
-class HellingerMechanism(NamedTuple):
-    """Every output distribution of :math:`\\mathcal M_{\\mathcal H}` for one prior and ``n``.
-
-    Attributes
-    ----------
-    cand : ndarray (C, k)
-        Count vectors; candidate ``i`` is the posterior ``prior + cand[i]``.
-    hellinger : ndarray (C, C)
-        :math:`\\mathcal H(\\mathrm{BI}(c_i), \\mathrm{BI}(c_j))`.
-    ls, smooth : ndarray (C,)
-        Local and smooth sensitivity at each data set (count vector).
-    gamma : float
-        Smoothing parameter.
-    log_pmf : ndarray (C, C)
-        ``log_pmf[i, j]`` is :math:`\\log \\Pr[\\mathcal M_{\\mathcal H}(x) = r_j]` for a data set
-        with count vector ``cand[i]`` (Definition 2.1).
-    neighbours : ndarray (C, k(k-1))
-        :func:`neighbour_index`.
-    """
-
-    cand: np.ndarray
-    hellinger: np.ndarray
-    ls: np.ndarray
-    smooth: np.ndarray
-    gamma: float
-    log_pmf: np.ndarray
-    neighbours: np.ndarray
-
 
 def log_pmf(hellinger, scale, epsilon) -> np.ndarray:
     """Exponential mechanism in log space: :math:`\\log` of Definition 2.1's probabilities.
@@ -503,7 +388,7 @@ def log_pmf(hellinger, scale, epsilon) -> np.ndarray:
 class Geometry(NamedTuple):
     """The parts of :math:`\\mathcal M_{\\mathcal H}` that do not depend on the privacy target.
 
-    ``prior`` is kept so that :func:`hellinger_mechanism` can refuse a geometry built for
+    ``prior`` is kept so that :class:`SmoothedHellinger` can refuse a geometry built for
     another prior (its sensitivities would be another mechanism's).
     """
 
@@ -545,790 +430,423 @@ def _geometry_for(geom, prior, n, k) -> Geometry:
     return geom
 
 
-def hellinger_mechanism(prior, n, epsilon, delta, k=2, *, global_sensitivity=False, geom=None) -> HellingerMechanism:
-    """Build :math:`\\mathcal M_{\\mathcal H}` (or :math:`\\mathcal M^D_{\\mathcal H}`) on all data sets of size ``n``.
+
+def _public_total(counts, n: int, k: int) -> np.ndarray:
+    """Count vectors of shape ``(..., k)``: non-negative whole numbers (as int64) totalling ``n``."""
+    arr = np.asarray(counts)
+    _validate.cells(arr.size, "counts")
+    if arr.dtype.kind == "f" and arr.size and np.isfinite(arr).all() and np.array_equal(arr, np.floor(arr)):
+        arr = arr.astype(np.int64)  # whole numbers in a float array (a model's count tables)
+    arr = _validate.integer_array(arr, "counts")
+    if arr.ndim == 0 or arr.shape[-1] != k:
+        raise ValueError(f"counts must be count vectors of length {k} along the last axis; got shape {arr.shape}")
+    if arr.size and arr.min() < 0:
+        raise ValueError(f"counts must be non-negative; got {int(arr.min())}")
+    totals = arr.sum(axis=-1)
+    if np.any(totals != n):
+        raise ValueError(f"every count vector must total the public n = {n}; got totals from {int(totals.min())} "
+                         f"to {int(totals.max())}")
+    return arr
+
+
+class _PosteriorRelease(Mechanism):
+    """A release of the posterior :math:`\\mathrm{prior} + \\tilde c` of a count vector of public total ``n``.
+
+    A subclass implements :meth:`released_posterior`; :meth:`release` is its mean, a point of
+    the open simplex (every entry is positive because the prior is). The calibrations build one
+    object per release of a vector whose total is the public :math:`N` of the spec; a table of
+    several rows has private row totals and is refused (ValueError).
+    """
+
+    #: The prior pseudo-count of every cell of the objects that the calibrations build.
+    prior_count: ClassVar[float] = 1.0
+
+    def released_posterior(self, counts, rng=None) -> np.ndarray:  # pragma: no cover - abstract
+        """The released posterior parameters, shape of ``counts``."""
+        raise TypeError(f"{type(self).__name__} must define released_posterior(counts, rng)")
+
+    def release(self, counts, rng=None) -> np.ndarray:
+        """The mean of the released posterior, one point of the simplex per count vector.
+
+        Parameters
+        ----------
+        counts : array_like of int, shape (..., k)
+            Count vectors, each totalling the public ``n``.
+        rng : numpy.random.Generator or int or None
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray, shape (..., k)
+            :math:`(\\mathrm{prior} + \\tilde c) / (n + \\sum \\mathrm{prior})`, every entry positive.
+        """
+        post = self.released_posterior(counts, rng)
+        return post / post.sum(axis=-1, keepdims=True)
+
+    @classmethod
+    def release_key(cls, spec: ReleaseSpec, index: int):
+        """Releases of the same shape ``(rows, d)`` share one object."""
+        return spec.shapes[index]
+
+    @classmethod
+    def _one_release(cls, target, spec: ReleaseSpec, index: int) -> "_PosteriorRelease":
+        """The object for release ``index`` of ``spec`` at its share ``target`` of the model's target.
+
+        Raises
+        ------
+        ValueError
+            If release ``index`` is a table of several rows (their totals are private).
+        """
+        rows, d = spec.shapes[index]
+        if rows != 1:
+            raise ValueError(f"the {cls.name!r} mechanism releases a vector of public total n; release {index} is a "
+                             f"table of {rows} rows whose totals are private")
+        return cls._build(target, np.full(d, cls.prior_count), spec.n_total)
+
+    @classmethod
+    def _calibrate_approximate(cls, target, spec, cache):
+        """:math:`(\\hat\\varepsilon, \\delta)`-DP for the whole model: ``target.split(m)`` per release.
+
+        Basic composition (Dwork and Roth 2014, Theorem 3.16): :math:`m` releases that are each
+        :math:`(\\hat\\varepsilon/m, \\delta/m)`-DP are together :math:`(\\hat\\varepsilon, \\delta)`-DP.
+        """
+        if not target.epsilon > 0:
+            raise ValueError(f"epsilon_hat must be in (0, inf); got {target.epsilon!r}")
+        per = target.split(spec.n_releases)
+        objects = cls._per_release(spec, lambda index: cls._one_release(per, spec, index))
+        return ModelCalibration(cls.name, True, objects, {"epsilon_release": per.epsilon, "delta_release": per.delta})
+
+    @classmethod
+    def _pure_release(cls, target, spec, index):
+        if not target.epsilon > 0:
+            raise ValueError(f"epsilon must be in (0, inf); got {target.epsilon!r}")
+        return cls._one_release(target, spec, index)
+
+    @classmethod
+    def _build(cls, target, prior, n):  # pragma: no cover - abstract
+        raise TypeError(f"{cls.__name__} must define _build(target, prior, n)")
+
+
+class SmoothedHellinger(_PosteriorRelease):
+    """The smoothed-Hellinger exponential mechanism :math:`\\mathcal M_{\\mathcal H}` on data sets of size ``n``.
 
     Parameters
     ----------
     prior : array_like, shape (k,)
-        Positive prior parameters (:math:`(\\alpha, \\beta)` for the beta-binomial system).
+        Positive prior parameters, :math:`k \\ge 2` (:math:`(\\alpha, \\beta)` for the
+        beta-binomial system).
     n : int
-        Data set size, public.
-    epsilon, delta : float
-        The note's privacy target; :math:`\\gamma` = :func:`smoothing_parameter`.
-    k : int, default 2
-        Number of categories.
-    global_sensitivity : bool, default False
-        Replace :math:`S(x)` by the global sensitivity :math:`\\max_x LS(x)` of the score: the
-        plain exponential mechanism of McSherry and Talwar, :math:`\\varepsilon`-DP.
+        The data set size :math:`n \\ge 1`, public: every count vector totals ``n``.
+    epsilon : float
+        The note's :math:`\\varepsilon \\in (0, \\infty)`.
+    delta : float
+        The note's :math:`\\delta \\in (0, 1)`; :math:`\\gamma` = :func:`smoothing_parameter`.
     geom : Geometry, optional
-        :func:`geometry` of ``(prior, n, k)``, to reuse across privacy targets (one built for
-        another prior, ``n`` or ``k`` is refused).
-
-    Notes
-    -----
-    The guarantee is the note's :math:`(\\varepsilon, \\delta)`-DP (measured, not proved), pure
-    :math:`\\varepsilon`-DP only where the exact audit of the setting shows it
-    (:func:`guarantee`); with ``global_sensitivity`` it is :math:`\\varepsilon`-DP.
-    """
-    n = _validate.integer(n, "n", 1)
-    k = _validate.integer(k, "k", 2)
-    global_sensitivity = _flag(global_sensitivity, "global_sensitivity")
-    if geom is None:
-        geom = geometry(prior, n, k)
-    else:
-        geom = _geometry_for(geom, _prior(prior, k), n, k)
-    cand, hmat, ls, neighbours = geom.cand, geom.hellinger, geom.ls, geom.neighbours
-    gamma = float(smoothing_parameter(epsilon, delta, cand.shape[0]))
-    if k == 2:
-        smooth = smooth_sensitivity_beta(ls, gamma)
-    else:
-        smooth = smooth_sensitivity(ls, cand, gamma)
-    if global_sensitivity:
-        smooth = np.full_like(ls, ls.max())
-    return HellingerMechanism(cand, hmat, ls, smooth, gamma, log_pmf(hmat, smooth, epsilon), neighbours)
-
-
-def release_beta(prior, count, n, epsilon, delta, size=None, rng=None):
-    """Draw from :math:`\\mathcal M_{\\mathcal H}` for one beta-binomial data set, in O(n).
-
-    Only one row of the mechanism is needed: the ``n + 1`` distances to the true posterior and
-    :math:`S` at the data (:func:`smooth_sensitivity_beta`). Sampling is by inverse CDF on the
-    normalised probabilities from :func:`log_pmf`.
-
-    Parameters
-    ----------
-    size : None, int or tuple of int
-        Shape of the draws (None: one draw); at most ``lib._validate.MAX_CELLS`` draws.
-
-    Returns
-    -------
-    int or ndarray of int
-        Released count(s) :math:`a'`; the released posterior is
-        :math:`\\mathrm{beta}(\\alpha + a', \\beta + n - a')`.
-
-    Notes
-    -----
-    Each draw meets the note's :math:`(\\varepsilon, \\delta)`-DP as measured, not pure DP in
-    general (:func:`guarantee`).
-    """
-    n = _validate.integer(n, "n", 1)
-    count = _validate.integer(count, "count", 0)
-    if count > n:
-        raise ValueError(f"count must be in [0, n] = [0, {n}]; got {count}")
-    size = _size(size)
-    rng = _validate.generator(rng)
-    gamma = smoothing_parameter(epsilon, delta, n + 1)
-    smooth = smooth_sensitivity_beta(local_sensitivity_beta(prior, n), gamma)[count]
-    post = posteriors(prior, candidates(n, 2))
-    row = log_pmf(hellinger_dirichlet(post[count], post), smooth, epsilon)
-    cdf = np.cumsum(np.exp(row))
-    u = rng.random(size) * cdf[-1]
-    return np.minimum(np.searchsorted(cdf, u, side="right"), n)[()]
-
-
-def _size(size):
-    """None, or a shape (an int or a tuple of non-negative ints) of at most MAX_CELLS draws."""
-    if size is None:
-        return None
-    shape = (size,) if not isinstance(size, tuple) else size
-    for s in shape:
-        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)):
-            raise _validate.ArgumentTypeError(f"size must be None, an integer or a tuple of integers; got {size!r:.60}")
-        if s < 0:
-            raise ValueError(f"size must hold non-negative integers; got {size!r}")
-    _validate.cells(int(np.prod([int(s) for s in shape], dtype=object)), "size")
-    return tuple(int(s) for s in shape) if isinstance(size, tuple) else int(size)
-
-
-# --- Exact audit --------------------------------------------------------------------------
-
-class Audit(NamedTuple):
-    """Exact privacy of a finite-output mechanism over all neighbouring pairs.
+        :func:`geometry` of ``(prior, n, k)``, to share the parts that do not depend on the
+        target across targets (one built for another prior, ``n`` or ``k`` is refused).
 
     Attributes
     ----------
-    delta : ndarray
-        Largest hockey-stick divergence :math:`\\max_{x \\sim y}\\sum_r (P_x(r) - e^{\\varepsilon}P_y(r))_+`
-        at each requested :math:`\\varepsilon`.
-    pure_epsilon : float
-        Smallest :math:`\\varepsilon` with :math:`\\delta = 0`: :math:`\\max_{x \\sim y}\\max_r
-        (\\log P_x(r) - \\log P_y(r))` over both directions of every pair; ``inf`` when some
-        output has probability 0 on one data set and not on its neighbour.
-    renyi : ndarray
-        Largest Renyi divergence :math:`D_\\lambda(P_x \\| P_y)` at each requested order (``inf``
-        where :math:`P_x` is not absolutely continuous with respect to :math:`P_y`).
-    worst_pair : tuple or None
-        ``(x, y)`` attaining ``delta[0]``; None when no pair has a positive :math:`\\delta` at
-        the first :math:`\\varepsilon` (every pair is then equally "worst").
-    pure_worst_pair : tuple
-        ``(x, y)`` attaining ``pure_epsilon``: :math:`\\log P_x(r) - \\log P_y(r)` is largest there.
-
-    Ties are broken towards the smallest ``x``, then the smallest ``y``.
-    """
-
-    delta: np.ndarray
-    pure_epsilon: float
-    renyi: np.ndarray
-    worst_pair: tuple | None
-    pure_worst_pair: tuple
-
-
-def _log_pmf_matrix(value, name: str) -> np.ndarray:
-    """A 2-D array of log probabilities: rows normalised, no NaN, no +inf (-inf is probability 0)."""
-    arr = _validate._as_float(value, name)
-    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
-        raise ValueError(f"{name} must be a non-empty 2-D array (data sets x outputs); got shape {arr.shape}")
-    for start in range(0, arr.shape[0], _CHUNK):  # blocks of rows: no temporary of the full size
-        block = arr[start:start + _CHUNK]
-        bad = np.isnan(block) | (block > LOG_PMF_TOLERANCE)
-        if bad.any():
-            i, j = np.unravel_index(int(np.argmax(bad)), block.shape)
-            raise ValueError(f"{name} must hold log probabilities in [-inf, 0]; got {block[i, j]} at index "
-                             f"({start + i}, {j})")
-        total = special.logsumexp(block, axis=1)
-        off = np.abs(total) > LOG_PMF_TOLERANCE
-        if off.any():
-            i = int(np.argmax(off))
-            raise ValueError(f"every row of {name} must be a normalised log pmf (log of the sum within "
-                             f"{LOG_PMF_TOLERANCE:g} of 0); row {start + i} sums to exp({total[i]:.6g})")
-    return arr
-
-
-def _pairs(neighbours, n_rows: int):
-    """Both directions of every pair listed in ``neighbours``, each once, sorted by (x, y)."""
-    nb = _validate.integer_array(neighbours, "neighbours")
-    if nb.ndim != 2 or nb.shape[0] != n_rows:
-        raise ValueError(f"neighbours must have shape ({n_rows}, m), one row per data set; got {nb.shape}")
-    if nb.size and (nb.min() < -1 or nb.max() >= n_rows):
-        bad = int(nb.min()) if nb.min() < -1 else int(nb.max())
-        raise ValueError(f"neighbours must hold row indices in [0, {n_rows - 1}] or -1 for none; got {bad}")
-    rows, cols = np.nonzero(nb >= 0)
-    if rows.size == 0:
-        raise ValueError("neighbours lists no pair (every entry is -1); there is nothing to audit")
-    x = np.concatenate([rows, nb[rows, cols]])
-    y = np.concatenate([nb[rows, cols], rows])
-    key = np.unique(x * np.int64(n_rows) + y)
-    return key // n_rows, key % n_rows
-
-
-def audit(log_pmf_matrix, neighbours, epsilons, orders=()) -> Audit:
-    """Exact :math:`\\delta(\\varepsilon)`, pure :math:`\\varepsilon` and Renyi curve of a mechanism.
-
-    Outputs of probability 0 (log ``-inf``) are handled exactly: an output impossible on both
-    data sets of a pair contributes nothing, one possible on ``x`` only makes the pure
-    :math:`\\varepsilon` and the Renyi divergences from ``x`` infinite and adds
-    :math:`P_x(r)` to :math:`\\delta`.
-
-    Parameters
-    ----------
-    log_pmf_matrix : ndarray (C, R)
-        Row ``i`` is the log output distribution on data set ``i``: entries in
-        ``[-inf, 0]``, no NaN, each row normalised (:data:`LOG_PMF_TOLERANCE`).
-    neighbours : ndarray of int (C, m)
-        Neighbour indices (``-1`` for none); both directions of every pair listed are checked,
-        whether the pair is listed once or twice.
-    epsilons : array_like
-        At least one :math:`\\varepsilon \\ge 0` for the hockey-stick divergence.
-    orders : array_like
-        Renyi orders :math:`\\lambda > 1` (finite).
+    cand : ndarray of int, shape (C, k)
+        The candidate count vectors; output ``i`` is the posterior ``prior + cand[i]``.
+    ls, smooth : ndarray, shape (C,)
+        Local and smooth sensitivity at each data set (count vector).
+    gamma : float
+        The smoothing parameter.
+    hellinger : ndarray, shape (C, C)
+        :math:`\\mathcal H(\\mathrm{BI}(c_i), \\mathrm{BI}(c_j))` (computed on first use).
+    log_pmf : ndarray, shape (C, C)
+        ``log_pmf[i, j]`` is :math:`\\log \\Pr[\\mathcal M_{\\mathcal H}(x) = r_j]` for a data set with
+        count vector ``cand[i]`` (Definition 2.1; computed on first use).
+    neighbours : ndarray of int, shape (C, k(k-1))
+        :func:`neighbour_index` of ``cand`` (computed on first use).
 
     Raises
     ------
     ValueError
-        On a matrix that is not a log pmf per row, neighbour indices out of range, no pair, or
-        bad ``epsilons`` or ``orders``.
-    """
-    lp = _log_pmf_matrix(log_pmf_matrix, "log_pmf_matrix")
-    epsilons = _validate.nonnegative(np.atleast_1d(epsilons), "epsilons")
-    if epsilons.ndim != 1 or epsilons.size == 0:
-        raise ValueError(f"epsilons must be a non-empty 1-D array of values >= 0; got shape {epsilons.shape}")
-    orders = _validate._as_float(orders, "orders").reshape(-1)
-    if orders.size:
-        _validate.order(orders, "orders", strict=True)
-    x, y = _pairs(neighbours, lp.shape[0])
-    delta = np.zeros(epsilons.shape)
-    worst = None
-    pure, pure_pair = -np.inf, (int(x[0]), int(y[0]))
-    renyi = np.full(orders.shape, -np.inf)
-    for start in range(0, x.size, _CHUNK):  # chunks keep memory at 256 x R
-        px, py = lp[x[start:start + _CHUNK]], lp[y[start:start + _CHUNK]]
-        with np.errstate(invalid="ignore"):
-            ratio = px - py
-        # -inf - (-inf): an output impossible on both data sets; it bounds nothing
-        ratio[np.isneginf(px)] = -np.inf
-        per_pair = ratio.max(axis=1)
-        j = int(np.argmax(per_pair))
-        if per_pair[j] > pure:
-            pure, pure_pair = float(per_pair[j]), (int(x[start + j]), int(y[start + j]))
-        for i, eps in enumerate(epsilons):
-            # sum_r P_x(r) (1 - e^{eps - log ratio})_+ , each term without cancellation
-            terms = np.exp(px) * -np.expm1(np.minimum(eps - ratio, 0.0))
-            per_pair = terms.sum(axis=1)
-            j = int(np.argmax(per_pair))
-            if per_pair[j] > delta[i]:
-                delta[i] = per_pair[j]
-                if i == 0:
-                    worst = (int(x[start + j]), int(y[start + j]))
-        for i, lam in enumerate(orders):
-            with np.errstate(invalid="ignore"):
-                expo = lam * px + (1 - lam) * py
-            expo[np.isneginf(px)] = -np.inf  # P_x(r) = 0: the term P_x^lam P_y^(1-lam) is 0
-            infinite = np.isposinf(expo).any(axis=1)  # P_x(r) > 0 = P_y(r)
-            value = np.full(expo.shape[0], np.inf)
-            if not infinite.all():
-                value[~infinite] = special.logsumexp(expo[~infinite], axis=1) / (lam - 1)
-            renyi[i] = max(renyi[i], float(value.max()))
-    # A pair of identical rows has divergence 0; so does every pair when the chunks above
-    # found nothing larger (max over r of a ratio of two normalised pmfs is >= 0).
-    return Audit(delta, max(pure, 0.0), np.maximum(renyi, 0.0), worst, pure_pair)
+        If an argument is outside its range, or ``k > 2`` and the candidates exceed
+        :data:`MAX_CANDIDATES`.
 
+    Notes
+    -----
+    A release for one data set costs :math:`O(n)` for :math:`k = 2`: one row of distances and
+    :math:`S` at the data (:func:`smooth_sensitivity_beta`), sampled by inverse CDF on the
+    normalised probabilities of :func:`log_pmf`. :meth:`released_counts` is the released
+    candidate :math:`c'`, :meth:`released_posterior` the posterior :math:`\\mathrm{prior} + c'`,
+    :meth:`release` its mean: an entry of the simplex is never 0, since the prior is positive,
+    and the mean determines :math:`c'` (post-processing changes no guarantee).
 
-def _beta_system(prior, n, epsilon, delta, global_sensitivity):
-    """Posteriors and sensitivities of the beta-binomial mechanism, O(n)."""
-    n = _validate.integer(n, "n", 1)
-    global_sensitivity = _flag(global_sensitivity, "global_sensitivity")
-    ls = local_sensitivity_beta(prior, n)
-    gamma = smoothing_parameter(epsilon, delta, n + 1)  # validates epsilon and delta either way
-    smooth = np.full(ls.shape, ls.max()) if global_sensitivity else smooth_sensitivity_beta(ls, gamma)
-    return posteriors(prior, candidates(n, 2)), smooth
-
-
-def _rows(post, smooth, epsilon, counts):
-    rows = hellinger_dirichlet(post[counts][:, None, :], post[None, :, :])
-    return log_pmf(rows, smooth[counts], epsilon)
-
-
-def log_pmf_rows_beta(prior, n, epsilon, delta, counts, *, global_sensitivity=False) -> np.ndarray:
-    """Rows of :math:`\\log\\Pr[\\mathcal M_{\\mathcal H}(x) = r]` for the data sets with the given ``counts``.
-
-    O(n) memory per row, so pairs of neighbouring data sets can be audited exactly at sizes
-    ``n`` whose dense matrix (``(n+1)^2`` entries) does not fit (:func:`audit_counts`).
-    ``counts`` are integers in ``[0, n]`` (floats are refused, not truncated); at most
-    :data:`MAX_AUDIT_CELLS` cells ``len(counts) (n + 1)``.
-    """
-    n = _validate.integer(n, "n", 1)
-    counts = _counts_1d(counts, "counts", 0, n)
-    _validate.cells(counts.size * (n + 1), f"log_pmf_rows_beta ({counts.size} rows of n + 1 = {n + 1})",
-                    MAX_AUDIT_CELLS)
-    post, smooth = _beta_system(prior, n, epsilon, delta, global_sensitivity)
-    return _rows(post, smooth, epsilon, counts)
-
-
-def audit_counts(prior, n, epsilon, delta, counts, epsilons=None, orders=()) -> Audit:
-    """:func:`audit` restricted to the pairs ``(a, a + 1)`` for ``a`` in ``counts`` (both directions).
-
-    Exact for those pairs; a violation found here is a violation of the claim, while a pass
-    covers only the pairs given. The pairs of the result (``worst_pair``, ``pure_worst_pair``)
-    are the *counts* of the two data sets. ``counts`` are integers in ``[0, n - 1]``; at most
-    :data:`MAX_AUDIT_CELLS` cells ``2 len(counts) (n + 1)``, computed in blocks of pairs.
-    """
-    n = _validate.integer(n, "n", 1)
-    counts = np.unique(_counts_1d(counts, "counts", 0, n - 1))
-    _validate.cells(2 * counts.size * (n + 1), f"audit_counts ({counts.size} pairs at n = {n})", MAX_AUDIT_CELLS)
-    post, smooth = _beta_system(prior, n, epsilon, delta, False)
-    epsilons = [epsilon] if epsilons is None else epsilons
-    merged = None
-    for start in range(0, counts.size, _CHUNK // 2):
-        block = counts[start:start + _CHUNK // 2]
-        m = block.size
-        rows = _rows(post, smooth, epsilon, np.concatenate([block, block + 1]))
-        label = np.concatenate([block, block + 1])  # row -> count of its data set
-        res = audit(rows, np.concatenate([np.arange(m, 2 * m), np.full(m, -1)])[:, None], epsilons, orders)
-        res = res._replace(worst_pair=None if res.worst_pair is None else tuple(int(label[i]) for i in res.worst_pair),
-                           pure_worst_pair=tuple(int(label[i]) for i in res.pure_worst_pair))
-        merged = res if merged is None else _merge(merged, res)
-    return merged
-
-
-def _merge(a: Audit, b: Audit) -> Audit:
-    """The audit of the union of two sets of pairs (maxima; ties keep ``a``, the earlier pairs)."""
-    worst = a.worst_pair if b.delta[0] <= a.delta[0] else b.worst_pair
-    pure_pair = a.pure_worst_pair if b.pure_epsilon <= a.pure_epsilon else b.pure_worst_pair
-    return Audit(np.maximum(a.delta, b.delta), max(a.pure_epsilon, b.pure_epsilon),
-                 np.maximum(a.renyi, b.renyi), worst, pure_pair)
-
-
-def guarantee(prior, n, epsilon, delta, k=2, *, global_sensitivity=False, exact=False):
-    """The privacy statement of :math:`\\mathcal M_{\\mathcal H}` at one setting.
-
-    Parameters
-    ----------
-    prior, n, epsilon, delta, k, global_sensitivity
-        As in :func:`hellinger_mechanism`.
-    exact : bool, default False
-        Audit this very setting exactly, over every pair of neighbouring data sets (at most
-        :data:`MAX_EXACT_CANDIDATES` candidates), and state pure DP if the audit shows it.
-
-    Returns
-    -------
-    lib.mechanisms.protocol.PureDP or lib.mechanisms.protocol.ApproximateDP
-        * ``global_sensitivity``: ``PureDP(epsilon)`` (McSherry and Talwar; proved).
-        * ``exact=False``: ``ApproximateDP(epsilon, delta)``, the note's claim. Its proof has gaps
-          (chapter 12); it is measured, not proved: the exact audits found
-          :math:`\\delta(\\varepsilon) \\le \\delta` wherever they were run. It is *not* pure DP in
-          general (at prior ``(1e-8, 1e8)``, ``n = 150``, ``epsilon = 40``, ``delta = 1e-6`` one
-          pair spends 1.029 epsilon).
-        * ``exact=True``: ``PureDP(epsilon)`` if every pair meets pure ``epsilon`` (below it by the
-          rounding margin), else ``ApproximateDP(epsilon, delta)`` if the exact
-          :math:`\\delta(\\varepsilon)` is at most ``delta``.
-
-    Raises
-    ------
-    ValueError
-        With ``exact=True``: when the exact audit finds :math:`\\delta(\\varepsilon) > \\delta` (the
-        note's claim fails at this setting), or the setting has more than
-        :data:`MAX_EXACT_CANDIDATES` candidates.
+    The guarantee is the note's :math:`(\\varepsilon, \\delta)`-DP, measured by the exact audit
+    wherever it was run, not proved (the proof does not apply to a discrete output; chapter
+    12). :func:`lib.theory.hellinger_audit.audited_guarantee` audits one setting exactly.
 
     Examples
     --------
-    >>> guarantee((1.0, 1.0), 50, 1.0, 1e-6)
+    >>> import numpy as np
+    >>> mech = SmoothedHellinger((1.0, 1.0), 300, 1.0, 1e-6)
+    >>> mech.released_counts(np.broadcast_to([90, 210], (3, 2)), rng=np.random.default_rng(0))[:, 0].tolist()
+    [91, 89, 85]
+    >>> mech.guarantee
     ApproximateDP(epsilon=1.0, delta=1e-06)
-    >>> guarantee((1.0, 1.0), 50, 1.0, 1e-6, exact=True)
+    """
+
+    name, label = "smoothed_hellinger", "Smoothed Hellinger"
+    notions = (ApproximateDP,)
+    #: Replace :math:`S(x)` by the global sensitivity :math:`\\max_x LS(x)` (:class:`HellingerExponential`).
+    global_sensitivity: ClassVar[bool] = False
+
+    def __init__(self, prior, n, epsilon, delta=None, *, geom=None):
+        prior = _validate.positive(prior, "prior")
+        if prior.ndim != 1 or prior.size < 2:
+            raise ValueError(f"prior must be a vector of k >= 2 positive parameters; got shape {prior.shape}")
+        k = prior.size
+        self.n = _validate.integer(n, "n", 1)
+        self.epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
+        if delta is None and not self.global_sensitivity:
+            raise ValueError("delta must be in (0, 1) for the smoothed mechanism; got None")
+        self.delta = None if delta is None else _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
+        self.prior = prior
+        if geom is None:
+            if k > 2 and n_candidates(self.n, k) > MAX_CANDIDATES:
+                raise ValueError(f"n = {self.n}, k = {k} give {n_candidates(self.n, k)} candidates; at most "
+                                 f"{MAX_CANDIDATES}")
+            self.cand = candidates(self.n, k)
+            self.ls = local_sensitivity_beta(prior, self.n) if k == 2 else local_sensitivity(prior, self.cand)
+        else:
+            geom = _geometry_for(geom, prior, self.n, k)
+            self.cand, self.ls = geom.cand, geom.ls
+        self._geom = geom
+        self.gamma = (None if self.delta is None
+                      else float(smoothing_parameter(self.epsilon, self.delta, self.cand.shape[0])))
+        if self.global_sensitivity:
+            self.smooth = np.full_like(self.ls, self.ls.max())
+        elif k == 2:
+            self.smooth = smooth_sensitivity_beta(self.ls, self.gamma)
+        else:
+            self.smooth = smooth_sensitivity(self.ls, self.cand, self.gamma)
+        self._dense = {}
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(prior={self.prior.tolist()}, n={self.n}, epsilon={self.epsilon:g}, "
+                f"delta={self.delta!r})")
+
+    @property
+    def guarantee(self):
+        """The note's :math:`(\\varepsilon, \\delta)`-DP (measured by the exact audit, not proved)."""
+        return ApproximateDP(self.epsilon, self.delta)
+
+    @property
+    def hellinger(self) -> np.ndarray:
+        if "hellinger" not in self._dense:
+            self._dense["hellinger"] = (self._geom.hellinger if self._geom is not None
+                                        else hellinger_matrix(self.prior, self.cand))
+        return self._dense["hellinger"]
+
+    @property
+    def neighbours(self) -> np.ndarray:
+        if "neighbours" not in self._dense:
+            self._dense["neighbours"] = (self._geom.neighbours if self._geom is not None
+                                         else neighbour_index(self.cand))
+        return self._dense["neighbours"]
+
+    @property
+    def log_pmf(self) -> np.ndarray:
+        if "log_pmf" not in self._dense:
+            self._dense["log_pmf"] = log_pmf(self.hellinger, self.smooth, self.epsilon)
+        return self._dense["log_pmf"]
+
+    def index(self, counts) -> np.ndarray:
+        """The candidate index of every count vector along the last axis of ``counts`` (shape ``(...)``)."""
+        arr = _public_total(counts, self.n, self.cand.shape[1])
+        if arr.shape[-1] == 2:
+            return arr[..., 0]
+        lookup = {tuple(row): i for i, row in enumerate(self.cand.tolist())}
+        flat = arr.reshape(-1, arr.shape[-1])
+        return np.array([lookup[tuple(row)] for row in flat.tolist()], dtype=np.int64).reshape(arr.shape[:-1])
+
+    def log_pmf_rows(self, counts) -> np.ndarray:
+        """:math:`\\log \\Pr[\\mathcal M_{\\mathcal H}(x) = r]` over the candidates, for each count vector ``x``.
+
+        ``O(C)`` memory per count vector (no dense matrix): shape ``counts.shape[:-1] + (C,)``.
+        """
+        idx = self.index(counts)
+        _validate.cells(max(idx.size, 1) * self.cand.shape[0], "log_pmf_rows (count vectors x candidates)")
+        post = posteriors(self.prior, self.cand)
+        rows = hellinger_dirichlet(post[idx][..., None, :], post)
+        return log_pmf(rows, self.smooth[idx], self.epsilon)
+
+    def released_counts(self, counts, rng=None) -> np.ndarray:
+        """The released candidate :math:`c'` for every count vector (by inverse CDF), shape of ``counts``."""
+        idx = self.index(counts)
+        rng = _validate.generator(rng)
+        u = np.asarray(rng.random(idx.shape))
+        out = np.empty(idx.shape, dtype=np.int64)
+        unique, inverse = np.unique(idx, return_inverse=True)
+        inverse = inverse.reshape(idx.shape)
+        last = self.cand.shape[0] - 1
+        for j, i in enumerate(unique):
+            cdf = np.cumsum(np.exp(self.log_pmf_rows(self.cand[i])))
+            sel = inverse == j
+            out[sel] = np.minimum(np.searchsorted(cdf, u[sel] * cdf[-1], side="right"), last)
+        return self.cand[out]
+
+    def released_posterior(self, counts, rng=None) -> np.ndarray:
+        """The released posterior :math:`\\mathrm{prior} + c'`, shape of ``counts``."""
+        return posteriors(self.prior, self.released_counts(counts, rng))
+
+    @classmethod
+    def _build(cls, target, prior, n):
+        if not isinstance(target, ApproximateDP):
+            raise ValueError(f"the {cls.name!r} mechanism meets an (epsilon, delta) target; got {target!r}")
+        return cls(prior, n, target.epsilon, target.delta)
+
+
+class HellingerExponential(SmoothedHellinger):
+    """The exponential mechanism with the Hellinger score and its global sensitivity: :math:`\\varepsilon`-DP.
+
+    :class:`SmoothedHellinger` with :math:`S(x)` replaced by :math:`\\max_x LS(x)`, the plain
+    exponential mechanism of McSherry and Talwar (2007); same parameters, and ``delta`` may be
+    None (it only sets :math:`\\gamma`, which this release does not use; ``gamma`` is then None).
+
+    Examples
+    --------
+    >>> HellingerExponential((1.0, 1.0), 50, 1.0, 1e-6).guarantee
     PureDP(epsilon=1.0)
-    >>> guarantee((1e-8, 1e8), 150, 40.0, 1e-6, exact=True)
-    ApproximateDP(epsilon=40.0, delta=1e-06)
     """
-    n = _validate.integer(n, "n", 1)
-    k = _validate.integer(k, "k", 2)
-    _prior(prior, k)
-    epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
-    delta = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
-    global_sensitivity = _flag(global_sensitivity, "global_sensitivity")
-    exact = _flag(exact, "exact")
-    if global_sensitivity:
-        return PureDP(epsilon)
-    if not exact:
-        return ApproximateDP(epsilon, delta)
-    size = n_candidates(n, k)
-    if size > MAX_EXACT_CANDIDATES:
-        raise ValueError(f"n = {n}, k = {k} give {size} candidates; the exact audit of guarantee() allows at most "
-                         f"{MAX_EXACT_CANDIDATES} (exact=False states the note's (epsilon, delta))")
-    mech = hellinger_mechanism(prior, n, epsilon, delta, k)
-    res = audit(mech.log_pmf, mech.neighbours, [epsilon])
-    if res.pure_epsilon <= epsilon * (1 - _AUDIT_ROUNDING):
-        return PureDP(epsilon)
-    if res.delta[0] <= delta:
-        return ApproximateDP(epsilon, delta)
-    raise ValueError(f"the exact audit finds delta(epsilon = {epsilon:g}) = {res.delta[0]:.3g} > delta = {delta:g} "
-                     f"at pair {res.worst_pair}: the note's guarantee does not hold at this setting")
+
+    name, label = "hellinger_em", "Exponential (Hellinger, global sensitivity)"
+    notions = (PureDP, ApproximateDP)
+    global_sensitivity = True
+
+    @property
+    def guarantee(self):
+        """:math:`\\varepsilon`-DP (McSherry and Talwar 2007, Theorem 6; proved)."""
+        return PureDP(self.epsilon)
+
+    @classmethod
+    def _build(cls, target, prior, n):
+        if not isinstance(target, (PureDP, ApproximateDP)):
+            raise ValueError(f"the {cls.name!r} mechanism meets a pure or (epsilon, delta) target; got {target!r}")
+        return cls(prior, n, target.epsilon, None)
 
 
-# --- Accuracy (note, Section 4.2) -----------------------------------------------------------
+class _CountNoise(_PosteriorRelease):
+    """Noise on the count of ones :math:`a` of a beta-binomial data set of public size ``n``.
 
-def _row_and_distances(log_pmf_row, hellinger_row):
-    """One normalised log output distribution (1-D) and the distances of its outputs, validated:
-    ``(log_pmf as a 1-row matrix, distances)``."""
-    lp = _log_pmf_matrix(np.atleast_2d(log_pmf_row), "log_pmf_row")
-    if np.ndim(log_pmf_row) != 1:
-        raise ValueError(f"log_pmf_row must be 1-D; got shape {np.shape(log_pmf_row)}")
-    h = _validate.nonnegative(hellinger_row, "hellinger_row")
-    if h.shape != lp[0].shape:
-        raise ValueError(f"hellinger_row must have the shape of log_pmf_row, {lp[0].shape}; got {h.shape}")
-    return lp, h
-
-
-def tail_exact(log_pmf_row, hellinger_row, c) -> np.ndarray:
-    """The note's first, exact tail: :math:`\\Pr[\\mathcal H(\\mathrm{BI}(x), z) \\ge c]` at each ``c``.
-
-    ``log_pmf_row`` is one normalised log output distribution, ``hellinger_row`` the distance of
-    each output to the true posterior (same length, finite, non-negative) and ``c`` finite
-    thresholds (at most ``lib._validate.MAX_CELLS``). Sorted once, O((R + len(c)) log R).
+    The noisy count is clipped to :math:`[0, n]` and released as the posterior
+    :math:`\\mathrm{beta}(\\alpha + \\tilde a, \\beta + n - \\tilde a)`. With :math:`n` public the
+    count of ones has sensitivity 1 under replacement. Subclasses name the generator method
+    (``_distribution``) and set ``noise_scale``.
     """
-    lp, h = _row_and_distances(log_pmf_row, hellinger_row)
-    c = np.atleast_1d(_validate.in_range(c, "c", -np.inf, open_low=True))
-    _validate.cells(c.size, "c")
-    order = np.argsort(h, kind="stable")
-    h_sorted = h[order]
-    # tail[i] = sum of p over the outputs from the i-th smallest distance on
-    tail = np.concatenate([np.cumsum(np.exp(lp[0][order])[::-1])[::-1], [0.0]])
-    return tail[np.searchsorted(h_sorted, c.reshape(-1), side="left")].reshape(c.shape)
+
+    _distribution: ClassVar[str] = ""
+
+    def _setup(self, n, prior):
+        self.n = _validate.integer(n, "n", 1)
+        self.prior = _prior(prior, 2)
+
+    def __repr__(self):
+        return f"{type(self).__name__}(guarantee={self.guarantee!r}, n={self.n}, noise_scale={self.noise_scale:.6g})"
+
+    def released_posterior(self, counts, rng=None) -> np.ndarray:
+        """The released posterior :math:`(\\alpha + \\tilde a, \\beta + n - \\tilde a)`, shape of ``counts``."""
+        arr = _public_total(counts, self.n, 2)
+        rng = _validate.generator(rng)
+        noise = getattr(rng, self._distribution)(0.0, self.noise_scale, arr.shape[:-1])
+        noisy = np.clip(arr[..., 0] + noise, 0, self.n)
+        return posteriors(self.prior, np.stack([noisy, self.n - noisy], axis=-1))
 
 
-def tail_bounds(hellinger_row, scale, epsilon, c) -> dict:
-    """The tail bounds of the note's Section 4.2 at thresholds ``c``, in the mechanism's own scale.
-
-    ``as_written`` is the second bound with the exponent printed in the note,
-    :math:`|R| e^{-\\varepsilon c / S} / NL_x`, where :math:`NL_x` is the normaliser of
-    Definition 2.1 (exponent :math:`-\\varepsilon\\mathcal H/(2S)`); ``consistent`` is the same bound
-    with the factor 2 of Definition 2.1, :math:`|R| e^{-\\varepsilon c/(2S)} / NL_x`; ``loose`` is
-    the last one, :math:`|R| e^{-\\varepsilon c/(2S)}` (:math:`NL_x \\ge 1`, the true posterior
-    having weight 1). The third bound, with an unknown :math:`N(n)`, is not specified by the note.
-
-    ``hellinger_row`` is a finite non-negative 1-D array, ``scale`` and ``epsilon`` positive
-    scalars and ``c`` thresholds in ``[0, inf)``.
-    """
-    h = _validate.nonnegative(hellinger_row, "hellinger_row")
-    if h.ndim != 1 or h.size == 0:
-        raise ValueError(f"hellinger_row must be a non-empty 1-D array; got shape {h.shape}")
-    scale = _validate.scalar(_validate.positive(scale, "scale"), "scale")
-    epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
-    c = np.atleast_1d(_validate.nonnegative(c, "c"))
-    r = h.shape[0]
-    log_nl = special.logsumexp(-epsilon * h / (2 * scale))
-    return {
-        "as_written": r * np.exp(-epsilon * c / scale - log_nl),
-        "consistent": r * np.exp(-epsilon * c / (2 * scale) - log_nl),
-        "loose": r * np.exp(-epsilon * c / (2 * scale)),
-    }
-
-
-# --- The proof's lemmas on a discrete output (note, Section 3.1) ---------------------------
-
-def score_atoms(log_pmf_row, hellinger_row, atol=1e-12):
-    """The law of the score :math:`u = -\\mathcal H(\\mathrm{BI}(x), z)` of one output distribution.
-
-    Candidates whose distances agree to ``atol`` are one atom (the note's ties). Returns
-    ``(scores, probabilities)``: the distinct scores, increasing, and :math:`\\Pr[u = s]` for each.
-    ``log_pmf_row`` is a normalised log output distribution, ``hellinger_row`` the distance of each
-    output to the true posterior (same shape) and ``atol`` a tolerance in ``[0, 1e-6]``.
-    """
-    lp, h = _row_and_distances(log_pmf_row, hellinger_row)
-    atol = _validate.scalar(_validate.in_range(atol, "atol", 0.0, 1e-6, open_low=False, open_high=False), "atol")
-    order = np.argsort(-h, kind="stable")  # increasing score -h
-    score, p = -h[order], np.exp(lp[0][order])
-    new_atom = np.concatenate([[True], np.diff(score) > atol])
-    ids = np.cumsum(new_atom) - 1
-    return score[new_atom], np.bincount(ids, weights=p)
-
-
-def lemma_violation(scores, probs, epsilon, delta, *, shift=0.0, log_dilation=0.0, atol=1e-12):
-    """How far the note's sliding (Lemma 3.1) or dilation (Lemma 3.2) inequality fails on a discrete score law.
-
-    For every atom :math:`s` the lemma claims :math:`\\Pr[u = s] \\le e^{\\varepsilon/2}\\Pr[u = T(s)] +
-    \\delta/2` with :math:`T(s) = s + \\Delta` (``shift``) or :math:`T(s) = e^{\\lambda}s`
-    (``log_dilation``); both may be given (dilation after the shift). :math:`\\Pr[u = T(s)]` is the
-    probability of the atom within ``atol`` of :math:`T(s)`, and 0 if there is none: for a
-    continuous noise density the lemmas compare densities, for a finite candidate set they compare
-    point masses, and almost every :math:`T(s)` is not a score at all.
-
-    Returns
-    -------
-    dict
-        ``violation``: :math:`\\max_s \\Pr[u = s] - e^{\\varepsilon/2}\\Pr[u = T(s)] - \\delta/2` (the lemma
-        holds iff it is <= 0); ``score``: the atom attaining it; ``gap``: the smallest distance
-        from a mapped score :math:`T(s)` that matched no atom to the nearest atom (how far the
-        unmatched images are from being matched: compare with ``atol``); ``matched``: how many
-        :math:`T(s)` matched an atom.
-    """
-    s = _validate.in_range(scores, "scores", -np.inf, open_low=True)
-    p = _validate.in_range(probs, "probs", 0.0, 1.0, open_low=False, open_high=False)
-    if s.ndim != 1 or s.shape != p.shape or s.size == 0 or np.any(np.diff(s) <= 0):
-        raise ValueError("scores must be a non-empty increasing 1-D array and probs the same shape (score_atoms)")
-    epsilon = _validate.scalar(_validate.nonnegative(epsilon, "epsilon"), "epsilon")
-    delta = _validate.scalar(_validate.in_range(delta, "delta", 0.0, 1.0, open_low=False, open_high=False), "delta")
-    shift = _validate.scalar(_validate.in_range(shift, "shift", -np.inf, open_low=True), "shift")
-    log_dilation = _validate.scalar(_validate.in_range(log_dilation, "log_dilation", -50.0, 50.0,
-                                                       open_low=False, open_high=False), "log_dilation")
-    atol = _validate.scalar(_validate.in_range(atol, "atol", 0.0, 1e-6, open_low=False, open_high=False), "atol")
-    image = (s + shift) * np.exp(log_dilation)
-    j = np.clip(np.searchsorted(s, image), 1, s.size - 1) if s.size > 1 else np.zeros(s.size, dtype=np.int64)
-    near = np.where(np.abs(s[j - 1] - image) < np.abs(s[j] - image), j - 1, j) if s.size > 1 else j
-    dist = np.abs(s[near] - image)
-    hit = dist <= atol
-    p_image = np.where(hit, p[near], 0.0)
-    excess = p - np.exp(epsilon / 2) * p_image - delta / 2
-    worst = int(np.argmax(excess))
-    return {"violation": float(excess[worst]), "score": float(s[worst]),
-            "gap": float(dist[~hit].min()) if (~hit).any() else np.inf, "matched": int(hit.sum())}
-
-
-def proof_delta(epsilon, delta):
-    """The :math:`\\delta` that the chain of the note's Lemma 3.3 carries, in units of ``delta``.
-
-    ``as_written``: the chain keeps only the dilation's term, :math:`e^{\\varepsilon/2}\\delta/2` (the
-    sliding step's :math:`\\delta/2` is dropped); ``both_terms``: the two lemmas' terms composed as in
-    Nissim, Raskhodnikova and Smith, :math:`\\delta/2 + e^{\\varepsilon/2}\\delta/2`. The note concludes
-    :math:`+\\delta`; the step is sound only where the value is at most ``delta``.
-    """
-    epsilon = _validate.nonnegative(epsilon, "epsilon")
-    delta = _validate.open_unit(delta, "delta")
-    half = np.exp(epsilon / 2) * delta / 2
-    return {"as_written": half[()], "both_terms": (half + delta / 2)[()]}
-
-
-# --- The Dirichlet mechanism at d = 2, exactly ----------------------------------------------
-
-def beta_hockey_stick(u, v, epsilon) -> np.ndarray:
-    """Exact :math:`\\delta = \\sup_A P(A) - e^{\\varepsilon}Q(A)` for :math:`P = \\mathrm{Beta}(u)`, :math:`Q = \\mathrm{Beta}(v)`.
-
-    For parameters with equal totals, :math:`u_1 + u_2 = v_1 + v_2` (the Dirichlet mechanism on
-    replacement neighbours), :math:`\\log(p/q)(\\theta) = s\\,\\mathrm{logit}\\,\\theta + K` with
-    :math:`s = u_1 - v_1` and :math:`K = \\log B(v) - \\log B(u)`: monotone, so the optimal set
-    is a half line :math:`\\{\\theta > t\\}` (or :math:`<`) with :math:`\\mathrm{logit}\\,t =
-    (\\varepsilon - K)/s`, and :math:`\\delta = P(A) - e^{\\varepsilon}Q(A)` in regularised
-    incomplete Beta functions. No numerical integration or root finding is needed.
+class CountLaplace(_CountNoise):
+    """Laplace noise of scale :math:`1/\\varepsilon` on the count of ones: :math:`\\varepsilon`-DP.
 
     Parameters
     ----------
-    u, v : array_like, shape (..., 2)
-        Positive Beta parameters with equal totals; leading axes broadcast.
-    epsilon : array_like
-        :math:`\\varepsilon \\ge 0`, broadcast against the leading axes.
+    epsilon : float
+        :math:`\\varepsilon \\in (0, \\infty)`.
+    n : int
+        The public data set size.
+    prior : array_like, shape (2,), default (1, 1)
+        The Beta prior of the released posterior.
+
+    Examples
+    --------
+    >>> CountLaplace(2.0, 100).guarantee
+    PureDP(epsilon=2.0)
     """
-    u = _validate.vectors(u, "u", positive_entries=True)
-    v = _validate.vectors(v, "v", positive_entries=True)
-    if u.shape[-1] != 2 or v.shape[-1] != 2:
-        raise ValueError("u and v must be Beta parameters (length 2 along the last axis)")
-    u, v = _validate.broadcast(u=u, v=v)
-    if not np.allclose(u.sum(axis=-1), v.sum(axis=-1), rtol=1e-12, atol=0):
-        raise ValueError("u and v must have equal totals u1 + u2 = v1 + v2 (replacement neighbours)")
-    epsilon = _validate.nonnegative(epsilon, "epsilon")
-    s = u[..., 0] - v[..., 0]
-    log_b = special.betaln
-    k = log_b(v[..., 0], v[..., 1]) - log_b(u[..., 0], u[..., 1])
-    s, k, epsilon = _validate.broadcast(s=s, k=k, epsilon=epsilon)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = special.expit((epsilon - k) / s)
-    up = s > 0  # p/q increasing in theta: A = {theta > t}
-    pa = np.where(up, special.betaincc(u[..., 0], u[..., 1], t), special.betainc(u[..., 0], u[..., 1], t))
-    qa = np.where(up, special.betaincc(v[..., 0], v[..., 1], t), special.betainc(v[..., 0], v[..., 1], t))
-    with np.errstate(over="ignore"):  # e^eps = inf beyond eps = 709: then only Q(A) = 0 leaves a term
-        eq = np.where(qa > 0, np.exp(epsilon) * np.where(qa > 0, qa, 1.0), 0.0)
-        out = np.where(s == 0, np.maximum(-np.expm1(np.minimum(epsilon, 1.0)), 0.0), np.maximum(pa - eq, 0.0))
-    return out[()]
+
+    name, label = "count_laplace", "Laplace (count of ones)"
+    notions = (PureDP, ApproximateDP)
+    _distribution = "laplace"
+
+    def __init__(self, epsilon, n, prior=(1.0, 1.0)):
+        self.epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
+        self._setup(n, prior)
+        self.noise_scale = 1 / self.epsilon
+
+    @property
+    def guarantee(self):
+        """:math:`\\varepsilon`-DP (Dwork and Roth 2014, Theorem 3.6; sensitivity 1)."""
+        return PureDP(self.epsilon)
+
+    @classmethod
+    def _build(cls, target, prior, n):
+        if not isinstance(target, (PureDP, ApproximateDP)) or prior.size != 2:
+            raise ValueError(f"the {cls.name!r} mechanism meets a pure or (epsilon, delta) target on two cells; "
+                             f"got {target!r} on {prior.size}")
+        return cls(target.epsilon, n, prior)
 
 
-def _pair_deltas(r, alpha, n, epsilon, a):
-    u = np.stack([r * a + alpha, r * (n - a) + alpha], axis=1)
-    v = np.stack([r * (a + 1) + alpha, r * (n - a - 1) + alpha], axis=1)
-    return np.maximum(beta_hockey_stick(u, v, epsilon), beta_hockey_stick(v, u, epsilon))
+class CountGaussian(_CountNoise):
+    """Analytic Gaussian noise on the count of ones: :math:`(\\varepsilon, \\delta)`-DP.
 
+    Parameters
+    ----------
+    epsilon : float
+        :math:`\\varepsilon \\in (0, \\infty)`.
+    delta : float
+        :math:`\\delta \\in (0, 1)`.
+    n : int
+        The public data set size.
+    prior : array_like, shape (2,), default (1, 1)
+        The Beta prior of the released posterior.
 
-def dirichlet_worst_delta(r, alpha, n, epsilon, *, counts=None) -> float:
-    """Exact worst-case :math:`\\delta` of the Dirichlet mechanism :math:`\\mathrm{Beta}(r c + \\alpha)` over all neighbours of total ``n``.
+    Notes
+    -----
+    :math:`\\sigma` is the smallest noise level of the analytic Gaussian mechanism
+    (Balle and Wang 2018) for sensitivity 1,
+    :func:`lib.mechanisms.noise.analytic_gaussian_sigma`.
 
-    The pairs are ``(a, a + 1)`` for ``a`` in ``counts`` (default: all ``0 .. n - 1``), both directions.
-    ``r`` and ``alpha`` are positive scalars, ``epsilon`` a non-negative scalar, ``n`` at most
-    :data:`MAX_EXACT_N`, ``counts`` integers in ``[0, n - 1]``.
+    Examples
+    --------
+    >>> CountGaussian(1.0, 1e-6, 100).guarantee
+    ApproximateDP(epsilon=1.0, delta=1e-06)
     """
-    r = _validate.scalar(_validate.positive(r, "r"), "r")
-    alpha = _validate.scalar(_validate.positive(alpha, "alpha"), "alpha")
-    n = _validate.integer(n, "n", 1, MAX_EXACT_N)
-    epsilon = _validate.scalar(_validate.nonnegative(epsilon, "epsilon"), "epsilon")
-    a = np.arange(n) if counts is None else _counts_1d(counts, "counts", 0, n - 1)
-    return float(_pair_deltas(r, alpha, n, epsilon, a).max())
+
+    name, label = "count_gaussian", "Gaussian (count of ones)"
+    notions = (ApproximateDP,)
+    _distribution = "normal"
+
+    def __init__(self, epsilon, delta, n, prior=(1.0, 1.0)):
+        self.epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
+        self.delta = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
+        self._setup(n, prior)
+        self.noise_scale = float(analytic_gaussian_sigma(self.epsilon, self.delta, 1.0))
+
+    @property
+    def guarantee(self):
+        """:math:`(\\varepsilon, \\delta)`-DP (Balle and Wang 2018, Theorem 8)."""
+        return ApproximateDP(self.epsilon, self.delta)
+
+    @classmethod
+    def _build(cls, target, prior, n):
+        if not isinstance(target, ApproximateDP) or prior.size != 2:
+            raise ValueError(f"the {cls.name!r} mechanism meets an (epsilon, delta) target on two cells; "
+                             f"got {target!r} on {prior.size}")
+        return cls(target.epsilon, target.delta, n, prior)
 
 
-def dirichlet_exact_scale(alpha, n, epsilon, delta) -> float:
-    """Largest scale :math:`r` with exact worst-case :math:`\\delta` at most ``delta`` (bisection in log r).
-
-    Raises
-    ------
-    ValueError
-        When no ``r`` in [1e-8, 1e3] meets the target, the bisection does not converge, or
-        ``n`` exceeds :data:`MAX_EXACT_N`.
-    """
-    alpha = _validate.scalar(_validate.positive(alpha, "alpha"), "alpha")
-    n = _validate.integer(n, "n", 1, MAX_EXACT_N)
-    epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
-    delta = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
-    # Cutting planes: bisect on a few pairs (the two ends), then check every pair at the
-    # result; a violating pair joins the set and the bisection restarts. Exact, and at
-    # large n far cheaper than bisecting over all n pairs.
-    active = {0, n - 1}
-    for _ in range(_BISECTION_STEPS):
-        counts = np.array(sorted(active))
-        lo, hi = np.log(1e-8), np.log(1e3)
-        if dirichlet_worst_delta(np.exp(lo), alpha, n, epsilon) > delta:
-            raise ValueError(f"no scale r >= 1e-8 meets delta = {delta:g} at epsilon = {epsilon:g} "
-                             f"with alpha = {alpha:g}")
-        if dirichlet_worst_delta(np.exp(hi), alpha, n, epsilon, counts=counts) > delta:
-            for _ in range(_BISECTION_STEPS):
-                mid = (lo + hi) / 2
-                if dirichlet_worst_delta(np.exp(mid), alpha, n, epsilon, counts=counts) <= delta:
-                    lo = mid
-                else:
-                    hi = mid
-                if hi - lo < 1e-10:
-                    break
-            else:  # pragma: no cover
-                raise ValueError("dirichlet_exact_scale: bisection did not converge")
-        else:
-            lo = hi
-        every = _pair_deltas(np.exp(lo), alpha, n, epsilon, np.arange(n))
-        worst = int(np.argmax(every))
-        if every[worst] <= delta:
-            return float(np.exp(lo))
-        active.add(worst)
-    raise ValueError("dirichlet_exact_scale: cutting planes did not converge")  # pragma: no cover
-
-
-# --- Utility of a released Beta/Dirichlet posterior ----------------------------------------
-
-def posterior_utility(true_post, released_post) -> dict:
-    """Hellinger distance, :math:`KL(\\text{true} \\| \\text{released})` and posterior-mean error (L1 over categories / 2).
-
-    Both arguments are positive Dirichlet parameters (``(..., k)``, ``k >= 2``) that broadcast together.
-    """
-    true_post = _validate.vectors(true_post, "true_post", positive_entries=True)
-    released_post = _validate.vectors(released_post, "released_post", positive_entries=True)
-    true_post, released_post = _validate.broadcast(true_post=true_post, released_post=released_post)
-    mean_true = true_post / true_post.sum(axis=-1, keepdims=True)
-    mean_rel = released_post / released_post.sum(axis=-1, keepdims=True)
-    return {
-        "hellinger": hellinger_dirichlet(true_post, released_post),
-        "kl": renyi_divergence_dirichlet(true_post, released_post, 1.0),
-        "mean_error": np.abs(mean_true - mean_rel).sum(axis=-1) / 2,
-    }
-
-
-# --- Head to head: one data set, every mechanism at the same (epsilon-hat, delta) -----------
-
-MECHANISMS = ("M_H", "EM (global sens.)", "Dirichlet (App. B)", "Dirichlet (exact d=2)", "Laplace", "Gaussian")
-
-
-def _expected(log_p, true_post, cand_post):
-    """Exact expected utility of a finite-output mechanism (standard error 0)."""
-    p = np.exp(log_p)
-    util = posterior_utility(np.broadcast_to(true_post, cand_post.shape), cand_post)
-    return {key: (float(p @ value), 0.0) for key, value in util.items()}
-
-
-def _monte_carlo(true_post, released_post):
-    util = posterior_utility(np.broadcast_to(true_post, released_post.shape), released_post)
-    m = released_post.shape[0]
-    return {key: (float(v.mean()), float(v.std(ddof=1) / np.sqrt(m))) for key, v in util.items()}
-
-
-@lru_cache(maxsize=256)
-def _order_for(epsilon_hat: float, delta: float, reference: tuple):
-    """:func:`lib.mechanisms.dirichlet.order.optimal_order`, memoised: a calibration depends on public values only."""
-    from lib.mechanisms.dirichlet.order import optimal_order
-    return optimal_order(epsilon_hat, delta, np.array(reference))
-
-
-@lru_cache(maxsize=256)
-def _exact_scale_for(alpha: float, n: int, epsilon_hat: float, delta: float) -> float:
-    """:func:`dirichlet_exact_scale`, memoised (repeats over data sets of one size share it)."""
-    return dirichlet_exact_scale(alpha, n, epsilon_hat, delta)
-
-
-def head_to_head(prior, counts, epsilon_hat, delta, *, reference, repeats=2000, rng=None, exact_dirichlet=True):
-    """Utility of every mechanism of :data:`MECHANISMS` on one data set at :math:`(\\hat\\varepsilon, \\delta)`.
-
-    * ``M_H``: the note's mechanism at the note's :math:`(\\varepsilon, \\delta) = (\\hat\\varepsilon, \\delta)`;
-      ``EM (global sens.)``: the same scores with the global sensitivity, :math:`\\hat\\varepsilon`-DP.
-      Both exact expectations over the finite output set (``k = 2`` only: O(n) per data set).
-    * ``Dirichlet (App. B)``: Algorithm 1 at the order of :func:`lib.mechanisms.dirichlet.order.optimal_order`
-      for the public ``reference`` histogram (Appendix B, eq. (14)); ``Dirichlet (exact d=2)``:
-      the same :math:`\\alpha` with the largest :math:`r` whose exact :math:`\\delta` is at most
-      ``delta`` (:func:`dirichlet_exact_scale`). A draw :math:`y` becomes the posterior
-      :math:`\\mathrm{prior} + n y` (post-processing).
-    * ``Laplace``: the count plus :math:`\\mathrm{Lap}(1/\\hat\\varepsilon)` (pure DP, sensitivity 1 of
-      the count of ones when ``n`` is public); ``Gaussian``: analytic Gaussian mechanism
-      (Balle and Wang 2018, :func:`lib.mechanisms.dirichlet.approximate_dp.analytic_gaussian_sigma`). The noisy count
-      is clipped to :math:`[0, n]` and gives :math:`\\mathrm{beta}(\\alpha + \\tilde a, \\beta + n - \\tilde a)`.
-
-    Returns
-    -------
-    dict
-        ``{mechanism: {"hellinger" | "kl" | "mean_error": (mean, standard error)}}`` plus
-        ``"_calibration"`` with the Dirichlet parameters.
-    """
-    from lib.mechanisms.dirichlet.approximate_dp import analytic_gaussian_sigma
-
-    counts = _validate.integer_array(counts, "counts")
-    if counts.shape != (2,) or counts.min() < 0 or counts.sum() < 1:
-        raise ValueError(f"counts must be a pair (ones, zeros) of non-negative integers with a positive total; "
-                         f"got {counts.tolist()}")
-    repeats = _validate.integer(repeats, "repeats", 2)
-    _validate.cells(repeats, "repeats")
-    exact_dirichlet = _flag(exact_dirichlet, "exact_dirichlet")
-    rng = _validate.generator(rng)
-    n = int(counts.sum())
-    a = int(counts[0])
-    true_post = posteriors(prior, counts)
-    cand_post = posteriors(prior, candidates(n, 2))
-    h_row = hellinger_dirichlet(true_post, cand_post)
-    ls = local_sensitivity_beta(prior, n)
-    smooth = smooth_sensitivity_beta(ls, smoothing_parameter(epsilon_hat, delta, n + 1))[a]
-    out = {"M_H": _expected(log_pmf(h_row, smooth, epsilon_hat), true_post, cand_post),
-           "EM (global sens.)": _expected(log_pmf(h_row, ls.max(), epsilon_hat), true_post, cand_post)}
-    reference = _validate.positive(reference, "reference")
-    if reference.shape != (2,):
-        raise ValueError(f"reference must be a public histogram of 2 positive counts; got shape {reference.shape}")
-    choice = _order_for(float(epsilon_hat), float(delta), tuple(float(v) for v in reference))
-    calib = {"lam": choice.lam, "r_app_b": choice.r, "alpha": choice.alpha}
-    scales = {"Dirichlet (App. B)": choice.r}
-    if exact_dirichlet:
-        calib["r_exact"] = _exact_scale_for(float(choice.alpha), n, float(epsilon_hat), float(delta))
-        scales["Dirichlet (exact d=2)"] = calib["r_exact"]
-    for name, r in scales.items():
-        y = rng.dirichlet(r * counts + choice.alpha, size=repeats)
-        out[name] = _monte_carlo(true_post, prior + n * y)
-    sigma = analytic_gaussian_sigma(epsilon_hat, delta, 1.0)
-    for name, noise in (("Laplace", rng.laplace(0.0, 1 / epsilon_hat, repeats)),
-                        ("Gaussian", rng.normal(0.0, sigma, repeats))):
-        noisy = np.clip(a + noise, 0, n)
-        out[name] = _monte_carlo(true_post, posteriors(prior, np.stack([noisy, n - noisy], axis=1)))
-    calib["sigma"] = sigma
-    out["_calibration"] = calib
-    return out
-
-
-# --- Full-size runs (outside the book's CI budget) -----------------------------------------
-
-FULL_PRIORS = ((1.0, 1.0), (0.5, 0.5), (2.0, 8.0), (50.0, 50.0), (0.05, 0.05), (1.0, 200.0))
-
-_SWEEP_VALUES = (1e-8, 1e-4, 1e-2, 0.05, 0.5, 1.0, 2.0, 10.0, 1e3, 1e8)
-
-SWEEP = dict(ns=(1, 2, 3, 5, 10, 30, 100, 150, 300), epsilons=(0.01, 0.1, 1.0, 5.0, 20.0, 40.0, 100.0),
-             deltas=(1e-12, 1e-6, 1e-2, 0.5, 0.9),
-             priors=tuple((a, b) for a in _SWEEP_VALUES for b in _SWEEP_VALUES if a <= b), spot_n=())
-"""Arguments of :func:`full_audit` for the sweep beyond the chapter's grid (17 325 dense audits, 55
-priors from 1e-8 to 1e8; a prior and its mirror image give the same mechanism). About a minute:
-42 settings spend more than the nominal epsilon on some pair, none has delta(epsilon) > delta."""
-
-
-def full_audit(ns=(10, 30, 100, 300, 1000), epsilons=(0.1, 1.0, 5.0, 20.0, 50.0),
-               deltas=(1e-6, 1e-2, 0.5), priors=FULL_PRIORS, spot_n=(10**4, 10**5), spot_pairs=41):
-    """The chapter's audit at full size: dense for ``ns``, ``spot_pairs`` evenly spaced pairs at ``spot_n``.
-
-    Returns a list of dicts (prior, n, epsilon, delta, exact delta at epsilon, pure epsilon / epsilon,
-    the pair attaining it, dense or spot). Takes about ten minutes on one core with the defaults.
-    Every argument is checked before the run starts (dense ``n`` up to ``MAX_CANDIDATES - 1``,
-    spot checks within :data:`MAX_AUDIT_CELLS`).
-    """
-    ns = [_validate.integer(n, "ns", 1, MAX_CANDIDATES - 1) for n in ns]
-    spot_n = [_validate.integer(n, "spot_n", 2) for n in spot_n]
-    spot_pairs = _validate.integer(spot_pairs, "spot_pairs", 1)
-    epsilons = [_validate.scalar(_validate.positive(e, "epsilons"), "epsilons") for e in epsilons]
-    deltas = [_validate.scalar(_validate.open_unit(d, "deltas"), "deltas") for d in deltas]
-    if not deltas:
-        raise ValueError("deltas must hold at least one value in (0, 1)")
-    priors = [tuple(_prior(p, 2).tolist()) for p in priors]
-    for n in spot_n:
-        _validate.cells(2 * min(spot_pairs, n) * (n + 1), f"full_audit spot check at n = {n}", MAX_AUDIT_CELLS)
-    out = []
-    for prior in priors:
-        for n in ns:
-            geom = geometry(prior, n)
-            for delta in deltas:
-                for eps in epsilons:
-                    res = audit(hellinger_mechanism(prior, n, eps, delta, geom=geom).log_pmf,
-                                geom.neighbours, [eps])
-                    out.append(dict(prior=prior, n=n, epsilon=eps, delta=delta, exact_delta=res.delta[0],
-                                    pure_ratio=res.pure_epsilon / eps, pure_pair=res.pure_worst_pair, kind="dense"))
-        for n in spot_n:
-            pairs = np.unique(np.linspace(0, n - 1, spot_pairs).astype(np.int64))
-            for eps in epsilons:
-                res = audit_counts(prior, n, eps, deltas[0], pairs)
-                out.append(dict(prior=prior, n=n, epsilon=eps, delta=deltas[0], exact_delta=res.delta[0],
-                                pure_ratio=res.pure_epsilon / eps, pure_pair=res.pure_worst_pair, kind="spot"))
-    return out
-
-
-if __name__ == "__main__":  # pragma: no cover - python -m lib.mechanisms.hellinger [--quick]
-    import sys
-
-    quick = "--quick" in sys.argv
-    if "--sweep" in sys.argv:  # python -m lib.mechanisms.hellinger --sweep: SWEEP instead of the full run
-        rows = full_audit(**SWEEP)
-    else:
-        rows = full_audit(ns=(10, 100), spot_n=(10**3,), priors=FULL_PRIORS[:2]) if quick else full_audit()
-    worst = max(rows, key=lambda r: r["pure_ratio"])
-    print(f"{len(rows)} audits; largest exact delta at epsilon: {max(r['exact_delta'] for r in rows):.3g}; "
-          f"above delta: {sum(r['exact_delta'] > r['delta'] for r in rows)}")
-    print(f"pure epsilon above epsilon: {sum(r['pure_ratio'] > 1 for r in rows)}; "
-          f"largest pure epsilon / epsilon: {worst['pure_ratio']:.4f} at {worst}")
+register(SmoothedHellinger)
+register(HellingerExponential)
+register(CountLaplace)
+register(CountGaussian)

@@ -54,7 +54,7 @@ from lib.mechanisms.dirichlet import divergence as _div
 from lib.privacy.accounting import dp_to_rdp, min_order
 from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
 from lib.privacy.neighbours import all_neighbours
-from lib.mechanisms.protocol import Mechanism, ModelCalibration, ReleaseSpec, RenyiDP, _dp_targets, register
+from lib.mechanisms.protocol import Mechanism, ModelCalibration, NotPrivate, ReleaseSpec, RenyiDP, register
 
 #: Default prior pseudo-count of every cell: the uniform Dirichlet prior.
 DEFAULT_PRIOR = 1.0
@@ -77,7 +77,7 @@ MAX_BOUND_PAIRS = 250_000
 MAX_BRUTE_FORCE_TABLES = 10**5
 #: Largest number of quadrature nodes of :func:`gaussian_posterior_kl` (an O(nodes^3) eigenproblem).
 MAX_NODES = 2000
-#: Largest number of orders on :meth:`_PosteriorSampler.calibrate_dp`'s grid.
+#: Largest number of orders on the grid of :meth:`_PosteriorSampler._calibrate_approximate`.
 MAX_ORDERS = 10**4
 #: The kinds of release: the data scaled (``"diffused"``) or the prior scaled (``"concentrated"``).
 KINDS = ("diffused", "concentrated")
@@ -920,10 +920,12 @@ class _PosteriorSampler(Mechanism):
         """:math:`(\\lambda, \\varepsilon)`-RDP at the calibrated order, with the curve :math:`\\lambda' \\mapsto` worst case.
 
         The curve is :func:`worst_case` for the object's ``(rows, d)`` tables of
-        ``n_total`` records; None for an object built without a target.
+        ``n_total`` records (``inf`` from :func:`critical_order` on). An object
+        built without ``lam``, ``epsilon`` and ``n_total`` states nothing:
+        :class:`lib.privacy.guarantees.NotPrivate`.
         """
         if self.lam is None:
-            return None
+            return NotPrivate()
         curve = functools.partial(worst_case, np.broadcast_to(self.prior_value, (self.d,)), self.scale,
                                   n_total=self.n_total, rows=self.rows, kind=type(self).kind)
         return RenyiDP(self.lam, self.epsilon, curve)
@@ -941,28 +943,33 @@ class _PosteriorSampler(Mechanism):
         """Releases of the same shape ``(rows, d)`` share one object."""
         return _spec(spec, index)[2]
 
+    #: Orders on the grid of the (eps_hat, delta) calibration (an integer in [1, MAX_ORDERS]).
+    n_orders = 48
+
     @classmethod
-    def for_release_rdp(cls, epsilon, lam, spec, index):
-        """The largest scale whose exact worst case over release ``index``'s neighbours is ``epsilon``."""
-        epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
-        lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
+    def _renyi_release(cls, target, spec, index):
+        """The largest scale whose exact worst case over release ``index``'s neighbours is the share's level."""
+        epsilon = _validate.scalar(_validate.positive(target.epsilon, "epsilon"), "epsilon")
+        lam = target.lam
         _, n_total, (rows, d) = _spec(spec, index)
         scale = calibrate_scale(epsilon, lam, cls.prior, n_total, rows=rows, d=d, kind=cls.kind)
         return cls._build(scale, epsilon, lam, rows, d, n_total)
 
     @classmethod
-    def calibrate_rdp_grid(cls, epsilons, lam, spec):
-        """:meth:`calibrate_rdp` for many total levels at once (one vectorised search per shape).
+    def _calibrate_renyi_many(cls, targets, spec, cache):
+        """Many RDP targets at one order at once (one vectorised search per shape).
 
-        Returns one :class:`lib.mechanisms.protocol.ModelCalibration` per entry of ``epsilons``:
-        every release at :math:`(\\lambda, \\varepsilon/m)`, as :meth:`calibrate_rdp`.
+        Returns one :class:`lib.mechanisms.protocol.ModelCalibration` per target:
+        every release at its share ``target.split(m)``, as one target at a time.
+        Targets at different orders are calibrated one by one.
         """
-        epsilons = np.atleast_1d(_validate.positive(epsilons, "epsilons"))
-        if epsilons.ndim != 1:
-            raise ValueError(f"epsilons must be a scalar or a 1-D sequence; got shape {epsilons.shape}")
-        lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
+        lams = {t.lam for t in targets}
+        if len(lams) != 1 or cls._renyi_release.__func__ is not _PosteriorSampler._renyi_release.__func__:
+            return super()._calibrate_renyi_many(targets, spec, cache)
+        (lam,) = lams
         spec_shapes, n_total = _spec(spec)
-        per = epsilons / len(spec_shapes)
+        per = np.array([_validate.scalar(_validate.positive(t.split(len(spec_shapes)).epsilon, "epsilon"), "epsilon")
+                        for t in targets])
         shapes = sorted(set(spec_shapes))
         scales = {sh: np.atleast_1d(s) for sh, s in
                   _calibrate_shapes(per, lam, cls.prior, n_total, shapes, cls.kind).items()}
@@ -974,10 +981,10 @@ class _PosteriorSampler(Mechanism):
         return out
 
     @classmethod
-    def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None, n_orders=48):
+    def _calibrate_approximate(cls, target, spec, cache):
         """All releases at one order, composed in RDP, converted once by eq. (14) (Appendix B).
 
-        The order is chosen on a grid of ``n_orders`` orders (an integer in
+        The order is chosen on a grid of ``n_orders`` orders (a class setting, an integer in
         [1, :data:`MAX_ORDERS`]), log-spaced in
         :math:`\\lambda - \\lambda_0` from :math:`10^{-3}\\lambda_0` to
         :math:`\\min(1/\\delta, 10^4)` (:math:`\\lambda_0` =
@@ -987,27 +994,30 @@ class _PosteriorSampler(Mechanism):
         arguments raise; a target that no scale meets gives ``attained=False``
         with the reason.
         """
-        return cls._calibrate_dp(epsilon_hat, delta, spec, cache, n_orders, None)
+        return cls._calibrate_dp(target.epsilon, target.delta, spec, cache, cls.n_orders, None)
 
     @classmethod
-    def calibrate_dp_many(cls, epsilon_hats, delta, spec, *, cache=None):
-        """:meth:`calibrate_dp` at every target of ``epsilon_hats``: one search for all targets, orders and shapes.
+    def _calibrate_approximate_many(cls, targets, spec, cache):
+        """Many (eps_hat, delta) targets of one delta: one search for all targets, orders and shapes.
 
-        Element ``i`` equals ``calibrate_dp(epsilon_hats[i], delta, spec,
-        cache=cache)``: the same scales value by value (each target's search
-        depends on its own values only). If the joint search raises, each
-        target is calibrated on its own, with its own outcome.
+        Element ``i`` equals the calibration of ``targets[i]`` alone: the same
+        scales value by value (each target's search depends on its own values
+        only). If the joint search raises, each target is calibrated on its
+        own, with its own outcome.
         """
-        targets = _dp_targets(epsilon_hats)
-        if cls.calibrate_dp.__func__ is not _PosteriorSampler.calibrate_dp.__func__:
-            return super().calibrate_dp_many(epsilon_hats, delta, spec, cache=cache)
-        n_orders, found = 48, {}
+        deltas = {t.delta for t in targets}
+        if (cls._calibrate_approximate.__func__ is not _PosteriorSampler._calibrate_approximate.__func__
+                or len(deltas) != 1):
+            return super()._calibrate_approximate_many(targets, spec, cache)
+        (delta,) = deltas
+        n_orders, found = cls.n_orders, {}
+        eps_hats = [t.epsilon for t in targets]
         try:
             dl = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
             spec_shapes, n_total = _spec(spec)
             shapes = sorted(set(spec_shapes))
             grids = {}
-            for e in dict.fromkeys(targets):  # calibrate_dp's order grid of each distinct target
+            for e in dict.fromkeys(eps_hats):  # the order grid of each distinct target
                 lam0, top = min_order(e, dl), min(1 / dl, 1e4)
                 if top > lam0:
                     lams = lam0 + np.geomspace(1e-3 * lam0, top - lam0, n_orders)
@@ -1020,11 +1030,11 @@ class _PosteriorSampler(Mechanism):
                     found[e] = {sh: scales[sh][k * n_orders:(k + 1) * n_orders] for sh in shapes}
         except (ValueError, TypeError):
             found = {}
-        return [cls._calibrate_dp(e, delta, spec, cache, n_orders, found.get(e)) for e in targets]
+        return [cls._calibrate_dp(e, delta, spec, cache, n_orders, found.get(e)) for e in eps_hats]
 
     @classmethod
     def _calibrate_dp(cls, epsilon_hat, delta, spec, cache, n_orders, found):
-        """:meth:`calibrate_dp`; ``found``: the scales of its search, computed with other targets' (or None)."""
+        """:meth:`_calibrate_approximate`; ``found``: the scales of its search, computed with other targets' (or None)."""
         epsilon_hat = _validate.scalar(_validate.positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
         delta = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
         spec_shapes, n_total = _spec(spec)
@@ -1072,7 +1082,8 @@ class DiffusedPosterior(_PosteriorSampler):
     Examples
     --------
     >>> from lib.mechanisms.protocol import ReleaseSpec
-    >>> mech = DiffusedPosterior.for_release_rdp(0.5, 5.0, ReleaseSpec(((1, 2),), 100), 0)
+    >>> from lib.privacy.guarantees import RenyiDP
+    >>> (mech,) = DiffusedPosterior.calibrate(RenyiDP(5.0, 0.5), ReleaseSpec(((1, 2),), 100)).releases
     >>> bool(worst_case([1.0, 1.0], mech.scale, 5.0, 100) <= 0.5)
     True
     """
@@ -1087,28 +1098,43 @@ class ConcentratedPosterior(_PosteriorSampler):
 
 
 class TruePosterior(_PosteriorSampler):
-    """Geumlek et al.'s Algorithm 1: one draw from :math:`\\mathrm{Dir}(a + c)`; RDP only below :math:`\\lambda^*`."""
+    """Geumlek et al.'s Algorithm 1: one draw from :math:`\\mathrm{Dir}(a + c)`; RDP only below :math:`\\lambda^*`.
+
+    Parameters
+    ----------
+    prior : float or array_like, shape (d,)
+        The pseudo-counts :math:`a > 0`.
+    **kwargs
+        ``lam``, ``epsilon``, ``rows``, ``n_total``, ``d`` as for :class:`DiffusedPosterior`
+        (the scale is 1).
+
+    Notes
+    -----
+    Nothing is tuned: the release meets a :class:`lib.privacy.guarantees.RenyiDP` target only
+    if its exact worst case (:func:`worst_case` at scale 1) already does, which needs an order
+    below :math:`\\lambda^* = 1 + \\min_i a_i` (Theorem 12, Corollary 1); otherwise the
+    calibration is a ValueError. Its :attr:`guarantee` is the target with the exact curve, which
+    is ``inf`` from :math:`\\lambda^*` on. It meets no other type of target.
+    """
 
     name, label, kind = "geumlek_true", "True posterior", "diffused"
 
     def __init__(self, prior=DEFAULT_PRIOR, **kwargs):
         super().__init__(1.0, prior, **kwargs)
 
+    notions = (RenyiDP,)
+
     @classmethod
-    def for_release_rdp(cls, epsilon, lam, spec, index):
-        """The true posterior if its exact worst case meets the target; a ValueError otherwise."""
-        epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
-        lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
+    def _renyi_release(cls, target, spec, index):
+        """The true posterior if its exact worst case meets the share; a ValueError otherwise."""
+        epsilon = _validate.scalar(_validate.positive(target.epsilon, "epsilon"), "epsilon")
+        lam = target.lam
         _, n_total, (rows, d) = _spec(spec, index)
         spent = worst_case(cls.prior, 1.0, lam, n_total, rows=rows, d=d)
         if not spent <= epsilon:
             raise ValueError(f"the true posterior is ({lam:g}, {spent:.6g})-RDP (at lam = {lam:g}), above "
                              f"epsilon = {epsilon:g}")
         return cls(cls.prior, lam=lam, epsilon=epsilon, rows=rows, n_total=n_total, d=d)
-
-    @classmethod
-    def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
-        raise ValueError("the true posterior has no (epsilon_hat, delta) calibration here")
 
 
 # ----------------------------------------------------------------------------- the Gaussian baseline
@@ -1229,3 +1255,4 @@ def gaussian_posterior_kl(successes, n, prior, sigma, *, nodes=400):
 
 register(DiffusedPosterior)
 register(ConcentratedPosterior)
+register(TruePosterior)

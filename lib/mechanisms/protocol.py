@@ -5,25 +5,41 @@ Every mechanism of the book, private or not, is an object with
 * ``release(counts, rng)``: counts of shape ``(..., d)`` in, one point of the
   probability simplex per vector along the last axis out, every entry positive
   and finite (so that its logarithm is finite);
-* ``guarantee``: the privacy statement it meets, in its native form
-  (:class:`RenyiDP`, :class:`PureDP`, :class:`ApproximateDP` or
+* ``guarantee``: the privacy statement it meets, a validated
+  :class:`lib.privacy.guarantees.Guarantee` (:class:`RenyiDP`,
+  :class:`ZeroConcentratedDP`, :class:`PureDP`, :class:`ApproximateDP` or
   :class:`NotPrivate`).
 
 A model (naive Bayes, a Bayesian network) makes :math:`m` releases, one per
 table of counts, described by a :class:`ReleaseSpec`. A mechanism *class*
-turns a budget for the whole model into one object per release:
+turns a target for the whole model, itself a guarantee, into one object per
+release: :meth:`Mechanism.calibrate` ``(target, spec)`` chooses the calibration
+by the target's type (the table :data:`CALIBRATIONS`), and
+:meth:`Mechanism.calibrate_many` calibrates many targets of one type together.
+The class attribute ``notions`` lists the types of target a class meets; any
+other target is a ValueError, never a substitute.
 
-* :meth:`Mechanism.calibrate_rdp`: a :math:`(\\lambda, \\varepsilon)`-RDP target
-  for the whole model, by default split equally, :math:`\\varepsilon/m` per
-  release (basic composition of RDP, Lemma 1 of the paper), each release built
-  by :meth:`Mechanism.for_release_rdp`;
-* :meth:`Mechanism.calibrate_dp`: an :math:`(\\hat\\varepsilon, \\delta)`-DP target
-  for the whole model (Appendix C of the paper).
+* :class:`RenyiDP`: the one budget split of the book,
+  ``target.split(m)`` (basic composition, Lemma 1 of the paper), then one
+  object per release from the hook ``_renyi_release``;
+* :class:`ApproximateDP`: :math:`(\\hat\\varepsilon, \\delta)` for the whole
+  model (Appendix C); by default through Renyi DP at one order
+  (:meth:`Mechanism._calibrate_approximate`), overridden by the classes with a
+  calibration of their own;
+* :class:`PureDP`: the split, then ``_pure_release``;
+* :class:`NotPrivate`: the non-private estimates, one object per release from
+  ``_not_private_release``.
 
-Both return a :class:`ModelCalibration`. Names exist only at the edge: the
-registry (:func:`register`, :func:`get`, :func:`names`) maps a command-line
-name to its class, so a new mechanism is one class with a ``name`` and one
-:func:`register` call, and every grid, figure and command picks it up.
+Every calibration returns a :class:`ModelCalibration` that states the
+guarantee of the whole release (:func:`lib.privacy.guarantees.compose` over
+its releases, or the statement the calibration proves for them jointly).
+:meth:`Mechanism.log_release_tables` releases all the tables of a model at once
+(a loop by default; the Dirichlet and noise mechanisms override it).
+
+Names exist only at the edge: the registry (:func:`register`, :func:`get`,
+:func:`names`) maps a command-line name to its class, so a new mechanism is one
+class with a ``name`` and one :func:`register` call, and every grid, figure and
+command picks it up.
 """
 
 from __future__ import annotations
@@ -34,11 +50,23 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 
 from lib import _validate
-from lib.privacy.guarantees import ApproximateDP, Guarantee, NotPrivate, PureDP, RenyiDP, ZeroConcentratedDP
+from lib.privacy.accounting import dp_to_rdp, search_order
+from lib.privacy.guarantees import (ApproximateDP, Guarantee, NotPrivate, PureDP, RenyiDP, ZeroConcentratedDP,
+                                    compose)
 
 #: Replace-one sensitivities of one histogram release: one record leaves a cell
 #: and enters another, so two counts move by one.
 L2_SQ, LINF, L1 = 2.0, 1.0, 2.0
+
+#: How a class meets each type of target: the names of its hooks, one target and
+#: many targets (classmethods ``(target, spec, cache)`` and ``(targets, spec, cache)``).
+CALIBRATIONS = {
+    RenyiDP: ("_calibrate_renyi", "_calibrate_renyi_many"),
+    ApproximateDP: ("_calibrate_approximate", "_calibrate_approximate_many"),
+    PureDP: ("_calibrate_pure", "_calibrate_pure_many"),
+    ZeroConcentratedDP: ("_calibrate_zcdp", "_calibrate_zcdp_many"),
+    NotPrivate: ("_calibrate_not_private", "_calibrate_not_private_many"),
+}
 
 
 # ----------------------------------------------------------------------------- a model's releases
@@ -87,7 +115,7 @@ class ReleaseSpec(NamedTuple):
 
 
 class ModelCalibration(NamedTuple):
-    """The per-release mechanisms that meet one budget for a whole model.
+    """The per-release mechanisms that meet one target for a whole model.
 
     Attributes
     ----------
@@ -101,12 +129,19 @@ class ModelCalibration(NamedTuple):
         One mechanism object per release.
     parameters : dict
         What was chosen (scale, pseudo-count, order, noise level, ...).
+    guarantee : Guarantee or None, default None
+        What the whole release meets: :func:`lib.privacy.guarantees.compose`
+        over the releases' guarantees, or the statement that the calibration
+        proves for them jointly (an analytic Gaussian of joint sensitivity,
+        an (eps_hat, delta) conversion of the composed Renyi DP). Filled in by
+        :meth:`Mechanism.calibrate`; None when not attained.
     """
 
     mechanism: str
     attained: bool
     releases: tuple
     parameters: dict
+    guarantee: Guarantee | None = None
 
 
 # ----------------------------------------------------------------------------- the base class
@@ -139,18 +174,22 @@ def _rebuild_configured(base, settings):
 class Mechanism:
     """Base class of every release mechanism.
 
-    A subclass sets ``name`` (its registry key) and ``label`` (its legend in
-    figures), implements :meth:`release` and :attr:`guarantee`, and
-    :meth:`for_release_rdp` and/or :meth:`calibrate_dp` for the budgets it can
-    meet. A non-private subclass sets ``private = False``; the grids then
-    evaluate it once and repeat its scores at every budget.
+    A subclass sets ``name`` (its registry key), ``label`` (its legend in
+    figures) and ``notions`` (the types of target it meets), implements
+    :meth:`release` and :attr:`guarantee`, and the protected hooks of its
+    notions: ``_renyi_release(target, spec, index)`` (one release at its share
+    of a :class:`RenyiDP` target), ``_pure_release``, ``_not_private_release(spec,
+    index)``, or a whole calibration ``_calibrate_<notion>(target, spec,
+    cache)`` (see :data:`CALIBRATIONS`). A non-private subclass sets ``private =
+    False`` and ``notions = (NotPrivate,)``; the grids then evaluate it once and
+    repeat its scores at every budget.
     """
 
     name: ClassVar[str] = ""
     label: ClassVar[str] = ""
     private: ClassVar[bool] = True
-    #: The privacy notions whose budgets the class can meet ("rdp", "dp").
-    notions: ClassVar[tuple] = ("rdp", "dp")
+    #: The types of target (guarantee classes) that :meth:`calibrate` meets.
+    notions: ClassVar[tuple] = (RenyiDP, ApproximateDP)
 
     def release(self, counts, rng=None) -> np.ndarray:  # pragma: no cover - abstract
         """Release every vector along the last axis of ``counts`` as a distribution."""
@@ -160,11 +199,6 @@ class Mechanism:
     def guarantee(self) -> Guarantee:  # pragma: no cover - abstract
         """The privacy statement this object meets."""
         raise TypeError(f"{type(self).__name__} must define guarantee")
-
-    @classmethod
-    def for_release_rdp(cls, epsilon, lam, spec: ReleaseSpec, index: int) -> "Mechanism":
-        """The object for release ``index`` of ``spec`` at :math:`(\\lambda, \\varepsilon)`-RDP."""
-        raise ValueError(f"the {cls.name!r} mechanism has no RDP calibration")
 
     @classmethod
     def configured(cls, **settings):
@@ -189,50 +223,289 @@ class Mechanism:
         """Releases with equal keys share one object (default: one object for all)."""
         return None
 
-    @classmethod
-    def calibrate_rdp(cls, epsilon, lam, spec: ReleaseSpec) -> ModelCalibration:
-        """:math:`(\\lambda, \\varepsilon)`-RDP for the whole model: :math:`\\varepsilon/m` per release.
+    # ------------------------------------------------------------------ calibration
 
-        Basic composition of RDP (Lemma 1 of the paper): :math:`m` releases that
-        are each :math:`(\\lambda, \\varepsilon/m)`-RDP are together
-        :math:`(\\lambda, \\varepsilon)`-RDP. Releases with the same
+    @classmethod
+    def calibrate(cls, target: Guarantee, spec: ReleaseSpec, *, cache=None) -> ModelCalibration:
+        """The objects of the releases of ``spec`` that together meet ``target``.
+
+        Parameters
+        ----------
+        target : Guarantee
+            What the whole model must meet, of a type listed in ``notions``:
+            e.g. ``RenyiDP(5.0, 1.0)`` or ``ApproximateDP(1.0, 1e-5)``; a
+            non-private class takes ``NotPrivate()``.
+        spec : ReleaseSpec
+            The public shapes of the model's releases.
+        cache : dict, optional
+            Memo shared by calibrations that have one (searches of an order, of
+            Gohari et al.'s scale).
+
+        Returns
+        -------
+        ModelCalibration
+            With ``guarantee`` the statement of the whole release.
+
+        Raises
+        ------
+        ValueError
+            If ``target`` is not a Guarantee, or its type is not one the class
+            meets (the message names both), or the calibration's own arguments
+            are out of range.
+
+        Notes
+        -----
+        The hook is chosen by ``type(target)`` in :data:`CALIBRATIONS`.
+        :class:`RenyiDP` and :class:`PureDP` targets are split equally by
+        :meth:`lib.privacy.guarantees.Guarantee.split` (basic composition:
+        :math:`m` releases at :math:`\\varepsilon/m` compose to
+        :math:`\\varepsilon`, Lemma 1 of the paper); releases with the same
         :meth:`release_key` share one object.
+
+        Examples
+        --------
+        >>> from lib import DirichletMechanism
+        >>> from lib.mechanisms.protocol import ReleaseSpec, RenyiDP
+        >>> cal = DirichletMechanism.calibrate(RenyiDP(5.0, 1.0), ReleaseSpec(((1, 2), (2, 3)), 100))
+        >>> cal.releases[0].guarantee, cal.guarantee
+        (RenyiDP(lam=5.0, epsilon=0.5), RenyiDP(lam=5.0, epsilon=1.0))
         """
-        epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
-        lam = _validate.scalar(_validate.order(lam, "lam"), "lam")
-        per = epsilon / spec.n_releases
-        built = {}
-        objects = []
+        one, _ = cls._hooks(target)
+        return cls._stated(getattr(cls, one)(target, spec, cache))
+
+    @classmethod
+    def calibrate_many(cls, targets, spec: ReleaseSpec, *, cache=None) -> list:
+        """:meth:`calibrate` at every target of ``targets`` (all of one type): a list, in order.
+
+        Element ``i`` equals ``calibrate(targets[i], spec, cache=cache)``, an
+        exception included (raised for the first target that raises). A
+        subclass whose calibration is a numerical search overrides the
+        notion's ``_calibrate_<notion>_many`` hook to run the searches of all
+        targets together (vectorised).
+
+        Raises
+        ------
+        ValueError
+            If ``targets`` is empty or mixes types, or as :meth:`calibrate`.
+        """
+        targets = list(targets)
+        if not targets:
+            raise ValueError("targets must hold at least one target")
+        kinds = {type(t) for t in targets}
+        if len(kinds) != 1:
+            raise ValueError(f"targets must all be of one type; got {sorted(k.__name__ for k in kinds)}")
+        _, many = cls._hooks(targets[0])
+        return [cls._stated(cal) for cal in getattr(cls, many)(targets, spec, cache)]
+
+    @classmethod
+    def _hooks(cls, target):
+        """The names of the hooks that meet ``target`` (one, many), or a ValueError."""
+        if not isinstance(target, Guarantee):
+            raise ValueError(f"target must be a privacy guarantee (e.g. RenyiDP(5.0, 1.0)); got {target!r}")
+        if type(target) not in cls.notions or type(target) not in CALIBRATIONS:
+            supported = ", ".join(n.__name__ for n in cls.notions) or "nothing"
+            raise ValueError(f"the {cls.name or cls.__name__!r} mechanism cannot meet a "
+                             f"{type(target).__name__} target; it meets {supported}")
+        return CALIBRATIONS[type(target)]
+
+    @classmethod
+    def _stated(cls, cal):
+        """``cal`` with the guarantee of its whole release (the composition of its releases' if unset)."""
+        if cal.attained and cal.guarantee is None:
+            return cal._replace(guarantee=compose(m.guarantee for m in cal.releases))
+        return cal
+
+    @classmethod
+    def _per_release(cls, spec, build):
+        """``build(index)`` for every release, one object per distinct :meth:`release_key`."""
+        built, objects = {}, []
         for index in range(spec.n_releases):
             key = cls.release_key(spec, index)
             if key not in built:
-                built[key] = cls.for_release_rdp(per, lam, spec, index)
+                built[key] = build(index)
             objects.append(built[key])
-        return ModelCalibration(cls.name, True, tuple(objects), {"lam": lam, "epsilon_release": per})
+        return tuple(objects)
 
     @classmethod
-    def calibrate_dp(cls, epsilon_hat, delta, spec: ReleaseSpec, *, cache=None) -> ModelCalibration:
-        """:math:`(\\hat\\varepsilon, \\delta)`-DP for the whole model (Appendix C)."""
-        raise ValueError(f"the {cls.name!r} mechanism has no (epsilon_hat, delta) calibration")
+    def _calibrate_renyi(cls, target, spec, cache):
+        """:math:`(\\lambda, \\varepsilon)`-RDP for the whole model: ``target.split(m)`` per release."""
+        per = target.split(spec.n_releases)
+        objects = cls._per_release(spec, lambda index: cls._renyi_release(per, spec, index))
+        return ModelCalibration(cls.name, True, objects, {"lam": per.lam, "epsilon_release": per.epsilon})
 
     @classmethod
-    def calibrate_dp_many(cls, epsilon_hats, delta, spec: ReleaseSpec, *, cache=None) -> list:
-        """:meth:`calibrate_dp` at every target of ``epsilon_hats`` (one ``delta``): a list, in order.
+    def _renyi_release(cls, target, spec, index):  # pragma: no cover - abstract
+        """The object for release ``index`` of ``spec`` at its share ``target`` (a RenyiDP)."""
+        raise TypeError(f"{cls.__name__} lists RenyiDP in notions but defines no _renyi_release")
 
-        Element ``i`` equals ``calibrate_dp(epsilon_hats[i], delta, spec,
-        cache=cache)``, an exception included (raised for the first target that
-        raises). A subclass whose calibration is a numerical search overrides
-        this to run the searches of all targets together (vectorised).
+    @classmethod
+    def _calibrate_pure(cls, target, spec, cache):
+        """:math:`\\varepsilon`-DP for the whole model: ``target.split(m)`` per release."""
+        per = target.split(spec.n_releases)
+        objects = cls._per_release(spec, lambda index: cls._pure_release(per, spec, index))
+        return ModelCalibration(cls.name, True, objects, {"epsilon_release": per.epsilon})
+
+    @classmethod
+    def _pure_release(cls, target, spec, index):  # pragma: no cover - abstract
+        """The object for release ``index`` of ``spec`` at its share ``target`` (a PureDP)."""
+        raise TypeError(f"{cls.__name__} lists PureDP in notions but defines no _pure_release")
+
+    @classmethod
+    def _calibrate_zcdp(cls, target, spec, cache):  # pragma: no cover - abstract
+        raise TypeError(f"{cls.__name__} lists ZeroConcentratedDP in notions but defines no _calibrate_zcdp")
+
+    @classmethod
+    def _calibrate_not_private(cls, target, spec, cache):
+        """The non-private objects of every release (``_not_private_release``)."""
+        return ModelCalibration(cls.name, True, cls._per_release(spec, lambda i: cls._not_private_release(spec, i)),
+                                {})
+
+    @classmethod
+    def _not_private_release(cls, spec, index):
+        """The object for release ``index`` of a non-private model (default: ``cls()``)."""
+        return cls()
+
+    @classmethod
+    def _calibrate_approximate(cls, target, spec, cache):
+        """:math:`(\\hat\\varepsilon, \\delta)`-DP for the whole model, through Renyi DP at one order.
+
+        The default for a class that meets Renyi DP only: the whole model is
+        calibrated to :math:`(\\lambda, \\varepsilon(\\lambda))`-RDP with
+        :math:`\\varepsilon(\\lambda)` = ``dp_to_rdp(epsilon_hat, lam, delta)``,
+        which eq. (14) turns into :math:`(\\hat\\varepsilon, \\delta)`-DP
+        (:func:`lib.privacy.accounting.dp_to_rdp`), split by
+        :meth:`_calibrate_renyi`. The order minimises
+        :math:`\\lambda/\\varepsilon(\\lambda)`, the noise variance of a Gaussian
+        mechanism at that level (:func:`lib.privacy.accounting.search_order`);
+        any feasible order gives the guarantee, the choice serves utility only.
+        The stated guarantee is ``target``: the releases' composed Renyi DP
+        converted by eq. (14).
         """
-        return [cls.calibrate_dp(e, delta, spec, cache=cache) for e in _dp_targets(epsilon_hats)]
+        if RenyiDP not in cls.notions:
+            raise ValueError(f"the {cls.name!r} mechanism has no (epsilon_hat, delta) calibration and no "
+                             "Renyi DP one to convert")
+        eps_hat, delta = target.epsilon, target.delta
+        if eps_hat <= 0:
+            raise ValueError(f"epsilon_hat must be in (0, inf) for an (epsilon_hat, delta) calibration; got {eps_hat!r}")
+        lam, _ = search_order(eps_hat, delta, lambda lam: lam / dp_to_rdp(eps_hat, lam, delta))
+        whole = RenyiDP(lam, float(dp_to_rdp(eps_hat, lam, delta)))
+        cal = cls._calibrate_renyi(whole, spec, cache)
+        return cal._replace(guarantee=target)
+
+    @classmethod
+    def _calibrate_renyi_many(cls, targets, spec, cache):
+        return [cls._calibrate_renyi(t, spec, cache) for t in targets]
+
+    @classmethod
+    def _calibrate_approximate_many(cls, targets, spec, cache):
+        return [cls._calibrate_approximate(t, spec, cache) for t in targets]
+
+    @classmethod
+    def _calibrate_pure_many(cls, targets, spec, cache):
+        return [cls._calibrate_pure(t, spec, cache) for t in targets]
+
+    @classmethod
+    def _calibrate_zcdp_many(cls, targets, spec, cache):
+        return [cls._calibrate_zcdp(t, spec, cache) for t in targets]
+
+    @classmethod
+    def _calibrate_not_private_many(cls, targets, spec, cache):
+        return [cls._calibrate_not_private(t, spec, cache) for t in targets]
+
+    # ------------------------------------------------------------------ batched release
+
+    @classmethod
+    def log_release_tables(cls, objects, tables, n_draws, rng) -> list:
+        """``n_draws`` independent releases of every table by its object, as log-probabilities.
+
+        Parameters
+        ----------
+        objects : sequence of Mechanism
+            One object per table, instances of ``cls``.
+        tables : list of ndarray, shape (rows, d)
+            Checked finite, non-negative float counts.
+        n_draws : int
+            Independent releases of each table.
+        rng : numpy.random.Generator
+            Release :math:`k` draws after release :math:`k - 1` (the order fixes
+            the random stream).
+
+        Returns
+        -------
+        list of ndarray, shape (n_draws, rows, d)
+            Natural logarithms of the released distributions, all finite.
+
+        Raises
+        ------
+        ValueError
+            If an object returns the wrong shape, or a probability that is
+            zero or not finite.
+
+        Notes
+        -----
+        The default releases table by table, with each object's
+        ``log_release`` where it has one (the exact logarithms of a
+        non-private estimate), else the log of ``release``. A subclass
+        overrides it to release all tables together with the same draws and
+        the same arithmetic, bit for bit (the Dirichlet and noise mechanisms).
+        """
+        out = []
+        for k, (mech, t) in enumerate(zip(objects, tables)):
+            batch = np.broadcast_to(t, (n_draws,) + t.shape)
+            if hasattr(mech, "log_release"):
+                logs = np.asarray(mech.log_release(batch, rng), dtype=float)
+            else:
+                logs = np.log(np.asarray(mech.release(batch, rng), dtype=float))
+            if logs.shape != batch.shape:
+                raise ValueError(f"mechanism {k} returned shape {logs.shape}; expected {batch.shape}")
+            if not np.isfinite(logs).all():
+                raise ValueError(f"mechanism {k} returned a probability that is zero or not finite")
+            out.append(logs)
+        return out
 
 
-def _dp_targets(epsilon_hats) -> list:
-    """The targets of :meth:`Mechanism.calibrate_dp_many` as Python floats (a 1-D sequence of positives)."""
-    values = _validate.positive(epsilon_hats, "epsilon_hats")
-    if values.ndim != 1:
-        raise ValueError(f"epsilon_hats must be a 1-D sequence; got shape {values.shape}")
-    return [float(v) for v in values]
+def release_class(objects) -> type:
+    """The class whose :meth:`Mechanism.log_release_tables` releases ``objects`` (their closest common class).
+
+    :class:`Mechanism` itself (the table-by-table loop) when the objects share
+    no subclass of it.
+    """
+    for kind in type(objects[0]).__mro__ if objects else ():
+        if all(isinstance(m, kind) for m in objects):
+            return kind if isinstance(kind, type) and issubclass(kind, Mechanism) else Mechanism
+    return Mechanism
+
+
+def _batchable(base, methods, objects, tables) -> bool:
+    """Whether ``objects`` keep ``base``'s ``methods`` (no ``log_release``) and ``tables`` are 2-column arrays.
+
+    The condition of an override of :meth:`Mechanism.log_release_tables` that
+    reproduces ``base``'s ``release``: a subclass that changes the release is
+    released table by table.
+    """
+    return (bool(objects) and all(isinstance(t, np.ndarray) and t.ndim and t.shape[-1] >= 2 for t in tables)
+            and all(issubclass(c, base) and not hasattr(c, "log_release")
+                    and all(getattr(c, n) is getattr(base, n) for n in methods)
+                    for c in {type(m) for m in objects})
+            and not any("log_release" in getattr(m, "__dict__", ()) for m in objects))
+
+
+def _buffer(tables, n_draws):
+    """One float buffer for ``n_draws`` releases of every table, and its (n_draws, rows, d) views in order."""
+    sizes = [n_draws * t.size for t in tables]
+    flat = np.empty(sum(sizes))
+    ends = np.cumsum(sizes).tolist()
+    views = [flat[e - s:e].reshape((n_draws,) + t.shape) for s, e, t in zip(sizes, ends, tables)]
+    return flat, views
+
+
+def _logs_of(flat, views):
+    """The views, their buffer replaced by its logarithm (checked finite)."""
+    np.log(flat, out=flat)
+    if not np.isfinite(flat).all():
+        k = next(k for k, v in enumerate(views) if not np.isfinite(v).all())
+        raise ValueError(f"mechanism {k} returned a probability that is zero or not finite")
+    return views
 
 
 # ----------------------------------------------------------------------------- the registry
@@ -263,7 +536,15 @@ def get(name) -> type:
         raise ValueError(f"mechanism must be one of {names()}; got {name!r}") from None
 
 
-def names(*, rdp=False, dp=False) -> tuple:
-    """Registered names, in registration order; with ``rdp``/``dp``, those whose class meets such budgets."""
-    wanted = {notion for notion, on in (("rdp", rdp), ("dp", dp)) if on}
-    return tuple(name for name, cls in _REGISTRY.items() if wanted <= set(cls.notions))
+def names(*, notion=None) -> tuple:
+    """Registered names, in registration order; with ``notion`` (a guarantee type), those whose class meets it.
+
+    Examples
+    --------
+    >>> from lib.mechanisms.protocol import names, RenyiDP
+    >>> "dirichlet" in names(notion=RenyiDP)
+    True
+    """
+    if notion is not None and not (isinstance(notion, type) and issubclass(notion, Guarantee)):
+        raise ValueError(f"notion must be a guarantee type such as RenyiDP; got {notion!r}")
+    return tuple(name for name, cls in _REGISTRY.items() if notion is None or notion in cls.notions)

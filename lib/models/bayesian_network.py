@@ -18,8 +18,12 @@ whose mixed-radix index is :math:`c` (first parent most significant), column
 :math:`j` the node's value. **Every** configuration of the public domain gets a
 row, whether or not it occurs in the training data, and every row is released:
 releasing only the observed configurations would reveal which configurations
-occur. A mechanism releases each table once, all its rows independently, at
-the level :func:`release_budget` gives.
+occur. A mechanism releases each table once, all its rows independently; its
+class's calibration (:meth:`lib.mechanisms.protocol.Mechanism.calibrate`) meets a
+target for the whole network, splitting a Renyi DP budget equally by
+:meth:`lib.privacy.guarantees.Guarantee.split` (:math:`\\varepsilon/K` per table,
+the proposition ``bn-prop-accounting`` of the chapter on Bayesian networks), and
+:func:`network_guarantee` states what the released network meets.
 
 Everything is vectorised over a batch of independent releases (``n_draws``).
 """
@@ -30,42 +34,12 @@ import numpy as np
 
 from lib import _validate
 from lib.models.naive_bayes import log_releases, releases_of
-from lib.mechanisms.protocol import ReleaseSpec
+from lib.mechanisms.protocol import ModelCalibration, ReleaseSpec
+from lib.privacy.guarantees import compose
 
 #: Largest number of cells of one table (guards against a structure whose
 #: parent domains multiply out of memory).
 MAX_CELLS = 10**8
-
-
-def release_budget(epsilon, n_nodes):
-    """RDP level of each table of a private Bayesian network.
-
-    A network with :math:`K` nodes releases :math:`K` conditional probability
-    tables. If each is :math:`(\\lambda, \\varepsilon/K)`-RDP, their basic
-    composition (Lemma 1) is :math:`(\\lambda, \\varepsilon)`-RDP (the
-    proposition ``bn-prop-accounting`` of the chapter on Bayesian networks).
-
-    Parameters
-    ----------
-    epsilon : array_like
-        Total RDP level :math:`\\varepsilon \\in (0, \\infty)`.
-    n_nodes : int
-        Number of nodes :math:`K \\ge 1`.
-
-    Returns
-    -------
-    ndarray or float
-        :math:`\\varepsilon / K`.
-
-    Examples
-    --------
-    >>> release_budget(1.0, n_nodes=10)
-    0.1
-    """
-    epsilon = _validate.positive(epsilon, "epsilon")
-    n_nodes = _validate.integer(n_nodes, "n_nodes")
-    out = epsilon / int(n_nodes)
-    return float(out) if out.ndim == 0 else out
 
 
 def _structure(n_values, parents):
@@ -242,9 +216,9 @@ def release_tables(tables, mechanism, *, n_draws=1, rng=None):
     Each row of table :math:`k` (one parent configuration, observed or not) is
     released as a distribution over the node's values by object :math:`k` of
     ``mechanism`` (a :class:`lib.mechanisms.protocol.ModelCalibration`, e.g.
-    ``DirichletMechanism.calibrate_rdp(epsilon, lam, network_spec(...))``, which
-    gives every table :math:`\\varepsilon/K` (:func:`release_budget`), or a
-    sequence of :math:`K` objects). An unobserved configuration is a row of zero
+    ``DirichletMechanism.calibrate(RenyiDP(lam, epsilon), network_spec(...))``,
+    which gives every table :math:`\\varepsilon/K`, or a sequence of :math:`K`
+    objects). An unobserved configuration is a row of zero
     counts: Algorithm 1 releases it as a draw from
     :math:`\\mathrm{Dirichlet}(\\alpha)`; the non-private estimate
     (:class:`lib.mechanisms.noise.SmoothedEstimate`) is eq. (12) with 0.1 pseudo-counts.
@@ -265,8 +239,9 @@ def release_tables(tables, mechanism, *, n_draws=1, rng=None):
     Examples
     --------
     >>> from lib import DirichletMechanism
+    >>> from lib.privacy.guarantees import RenyiDP
     >>> t = count_tables([[0, 1], [1, 1], [1, 0]], [2, 3], [(), (0,)])
-    >>> cal = DirichletMechanism.calibrate_rdp(1.0, 5.0, network_spec([2, 3], [(), (0,)], 3))
+    >>> cal = DirichletMechanism.calibrate(RenyiDP(5.0, 1.0), network_spec([2, 3], [(), (0,)], 3))
     >>> [x.shape for x in release_tables(t, cal, n_draws=4, rng=0)]
     [(4, 1, 2), (4, 2, 3)]
     """
@@ -274,6 +249,43 @@ def release_tables(tables, mechanism, *, n_draws=1, rng=None):
     objects = releases_of(mechanism, len(tables))
     n_draws = _validate.integer(n_draws, "n_draws")
     return log_releases(objects, tables, n_draws, _validate.generator(rng))
+
+
+def network_guarantee(mechanism, n_nodes):
+    """The guarantee of a whole released network: what its :math:`K` table releases meet together.
+
+    Parameters
+    ----------
+    mechanism : ModelCalibration or sequence of K mechanism objects
+        As :func:`release_tables` takes it.
+    n_nodes : int
+        The number of tables :math:`K`.
+
+    Returns
+    -------
+    Guarantee
+        The calibration's statement of the whole release (``mechanism.guarantee``),
+        else the basic composition (:func:`lib.privacy.guarantees.compose`) of
+        the objects' guarantees, one per table.
+
+    Raises
+    ------
+    ValueError
+        As :func:`lib.privacy.guarantees.compose` (guarantees of different
+        types or orders), or if ``mechanism`` does not hold :math:`K` objects.
+
+    Examples
+    --------
+    >>> from lib import DirichletMechanism
+    >>> from lib.privacy.guarantees import RenyiDP
+    >>> spec = network_spec([2, 3], [(), (0,)], 3)
+    >>> network_guarantee(DirichletMechanism.calibrate(RenyiDP(5.0, 1.0), spec), 2)
+    RenyiDP(lam=5.0, epsilon=1.0)
+    """
+    if isinstance(mechanism, ModelCalibration) and mechanism.attained and mechanism.guarantee is not None:
+        releases_of(mechanism, n_nodes)
+        return mechanism.guarantee
+    return compose(m.guarantee for m in releases_of(mechanism, n_nodes))
 
 
 def log_likelihood(codes, log_tables, n_values, parents):

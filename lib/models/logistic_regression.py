@@ -1,669 +1,90 @@
-"""Private Bayesian logistic regression by posterior sampling (Geumlek et al. 2017, Section 4).
+"""Private Bayesian logistic regression by posterior sampling (Geumlek et al. 2017, Section 4): the model.
 
-The model (Section 4.1, eq. (6)): labels :math:`y_i \\in \\{0, 1\\}`, rows
-:math:`\\|x_i\\|_2 \\le c`, the logistic likelihood, a Gaussian prior
-:math:`N(0, (n\\beta)^{-1} I)`, and the likelihood raised to a power
-:math:`\\rho \\in (0, 1]`:
+The samplers, their privacy statements and the MCMC sampler live with the
+mechanisms (:mod:`lib.mechanisms.logistic_posterior`, re-exported here);
+this module holds the estimator that takes a sampler
+(:class:`BayesianLogisticRegression`), the metrics of a released weight
+vector (:func:`error_rate`, :func:`cross_entropy`) and the diagnostics of the
+sampler's chains (:func:`effective_sample_size`,
+:func:`effective_sample_size_batch_means`).
 
-.. math::
-    p_{\\beta,\\rho}(w \\mid D) \\propto \\exp\\Big(-\\frac{n\\beta}{2}\\|w\\|^2
-    + \\rho\\sum_{i=1}^n \\log p(y_i \\mid w, x_i)\\Big).
-
-Privacy statements (replace-one neighbours, :math:`n` public):
-
-* Theorem 16 / 17: one exact sample is :math:`(\\lambda, 2c^2B^2\\rho^2\\lambda/(n\\beta))`-RDP
-  for every :math:`\\lambda \\ge 1` (:func:`rdp_epsilon`; :math:`B = 1` for logistic
-  regression).
-* Algorithm 4 (concentrated posterior) meets :math:`(\\lambda, \\varepsilon)` with
-  :math:`\\beta = \\max\\{2c^2B^2\\lambda/(n\\varepsilon), \\beta_0\\}`
-  (:func:`concentrated_beta`); Algorithm 5 (diffuse posterior) with
-  :math:`\\rho = \\min\\{1, \\sqrt{n\\beta\\varepsilon/(2c^2B^2\\lambda)}\\}`
-  (:func:`diffuse_rho`). Both depend on :math:`(\\lambda, \\varepsilon)` only through
-  :math:`\\lambda/\\varepsilon`.
-* OPS (Wang, Fienberg and Smola 2015) with the prior truncated to the ball of
-  radius :math:`c/\\beta`: pure :math:`4c^2\\rho/\\beta`-DP as Section 5.2 states it
-  (:func:`ops_epsilon`).
-* :func:`rdp_slope_for_dp`: the slope :math:`\\alpha` of an RDP curve
-  :math:`\\varepsilon(\\lambda) = \\alpha\\lambda` that meets
-  :math:`(\\hat\\varepsilon, \\delta)`-DP through eq. (14) of the Dirichlet paper at
-  the best order, to compare all methods at one :math:`(\\hat\\varepsilon, \\delta)`.
-
-The sampler (:func:`sample`) draws many chains for many settings at once:
-independence Metropolis-Hastings with the Laplace approximation
-:math:`N(\\hat w, H^{-1})` at the mode as proposal, optionally interleaved
-with (or replaced by) MALA steps preconditioned by :math:`H^{-1}`. It is approximate: the theorems are about exact
-samples (see chapter 11).
+Examples
+--------
+>>> import numpy as np
+>>> from lib.privacy.guarantees import RenyiDP
+>>> rng = np.random.default_rng(0)
+>>> X = rng.normal(size=(200, 2))
+>>> X /= np.linalg.norm(X, axis=1, keepdims=True)
+>>> y = (X[:, 0] > 0).astype(int)
+>>> model = BayesianLogisticRegression(DiffuseLogistic(RenyiDP(5.0, 50.0), 200), random_state=1).fit(X, y)
+>>> float(error_rate(model.coef_, X, y)) < 0.2
+True
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
-from scipy import linalg, optimize, special
 
 from lib import _validate
-from lib.privacy.accounting import rdp_to_dp
-
-#: The original prior of Section 5.2, :math:`\beta_0 = 10^{-3}`.
-BETA0 = 1e-3
-#: :math:`B` of Assumption 1 (3) for binary regression: labels in {0, 1}, means in (0, 1).
-B_LOGISTIC = 1.0
-#: The methods of Figure 3 (and the non-private posterior).
-METHODS = ("concentrated", "diffuse", "ops", "posterior")
+from lib.mechanisms.logistic_posterior import (  # noqa: F401  (re-exported: the model's public names)
+    B_LOGISTIC, BETA0, MAX_MARGINS, MAX_NEWTON, MAX_SAMPLER_WORK, NORM_SLACK, SAMPLERS, ConcentratedLogistic,
+    DiffuseLogistic, LogisticPosterior, LogisticSampler, OPSLogistic, Samples, Settings, _data, _weights,
+    concentrated_beta, diffuse_rho, dp_of_rdp_slope, log_likelihood, mode, ops_epsilon, ops_radius, ops_rho,
+    rdp_epsilon, rdp_slope_for_dp, sample, settings)
+from lib.models._estimator import ClassifierProtocol, not_fitted
 
 
-#: Largest number of margins (rows x settings x chains) that :func:`sample` holds at once
-#: (several float64 arrays of this size; the paper's full run of chapter 11 needs 1.6e8).
-MAX_MARGINS = 2 * 10**8
-#: Largest amount of work of :func:`sample`: margins x sweeps x (kernel steps per sweep).
-MAX_SAMPLER_WORK = 10**11
-#: Largest number of Newton iterations of :func:`mode` (Newton converges in tens).
-MAX_NEWTON = 10**4
-#: Relative slack on :math:`\|x_i\| \le c` in :func:`sample`: the rounding of a normalisation.
-NORM_SLACK = 1e-12
-
-
-def _pos(value, name):
-    return _validate.positive(value, name)
-
-
-def _scalar(value, name):
-    return _validate.scalar(_validate.positive(value, name), name)
-
-
-def _level(value, what, names, *, high=np.inf):
-    """``value`` if every entry is finite, positive and at most ``high``; else a ValueError.
-
-    The statements below are products and quotients of their arguments: at
-    extreme arguments they overflow to ``inf`` or underflow to 0, and a level
-    of 0 (perfect privacy) or ``inf`` is never a true statement here.
-    """
-    value = np.asarray(value)
-    if not np.all((value > 0) & (value <= high) & np.isfinite(value)):
-        raise ValueError(f"{what} overflows or underflows at these arguments ({names}): the result is not a "
-                         "positive finite number")
-    return value[()]
-
-
-# ----------------------------------------------------------------------------- privacy statements
-
-
-def rdp_epsilon(lam, n, beta, *, rho=1.0, c=1.0, B=B_LOGISTIC):
-    """RDP level of one exact posterior sample, Theorems 16 and 17.
-
-    :math:`\\varepsilon(\\lambda) = 2c^2B^2\\rho^2\\lambda/(n\\beta)` for every order
-    :math:`\\lambda \\ge 1`: Theorem 16 (:math:`\\rho = 1`) and, with the tempered
-    likelihood of Algorithm 5, Theorem 17 (every per-record gradient bound is
-    multiplied by :math:`\\rho`).
+class BayesianLogisticRegression(ClassifierProtocol):
+    """Scikit-learn-style binary classifier whose weights are one release of a posterior sampler.
 
     Parameters
     ----------
-    lam : array_like
-        Order, :math:`[1, \\infty)`.
-    n : array_like
-        Number of training rows (public), :math:`(0, \\infty)`.
-    beta : array_like
-        Prior precision per row, :math:`(0, \\infty)`.
-    rho : array_like
-        Likelihood temperature, :math:`(0, 1]`.
-    c, B : float
-        The bounds of Assumption 1.
-
-    Examples
-    --------
-    >>> float(rdp_epsilon(10.0, 1000, 1e-3))
-    20.0
-    """
-    lam = _validate.order(lam, "lam")
-    rho = _validate.in_range(rho, "rho", 0.0, 1.0, open_low=True, open_high=False)
-    with np.errstate(over="ignore", under="ignore"):
-        out = 2 * _pos(c, "c") ** 2 * _pos(B, "B") ** 2 * rho**2 * lam / (_pos(n, "n") * _pos(beta, "beta"))
-    return _level(out, "the RDP level", "lam, n, beta, rho, c, B")
-
-
-def concentrated_beta(epsilon, lam, n, beta0=BETA0, *, c=1.0, B=B_LOGISTIC):
-    """Line 1 of Algorithm 4: :math:`\\beta = \\max\\{2c^2B^2\\lambda/(n\\varepsilon), \\beta_0\\}`.
-
-    Examples
-    --------
-    >>> float(concentrated_beta(1.0, 10.0, 1000))
-    0.02
-    """
-    eps = _pos(epsilon, "epsilon")
-    lam = _validate.order(lam, "lam")
-    with np.errstate(over="ignore", under="ignore"):
-        out = np.maximum(2 * _pos(c, "c") ** 2 * _pos(B, "B") ** 2 * lam / (_pos(n, "n") * eps),
-                         _pos(beta0, "beta0"))
-    return _level(out, "beta", "epsilon, lam, n, beta0, c, B")
-
-
-def diffuse_rho(epsilon, lam, n, beta=BETA0, *, c=1.0, B=B_LOGISTIC):
-    """Line 1 of Algorithm 5: :math:`\\rho = \\min\\{1, \\sqrt{n\\beta\\varepsilon/(2c^2B^2\\lambda)}\\}`.
-
-    Examples
-    --------
-    >>> float(diffuse_rho(1.0, 10.0, 1000, 0.02))
-    1.0
-    >>> float(diffuse_rho(1.0, 10.0, 1000, 0.005))
-    0.5
-    """
-    eps = _pos(epsilon, "epsilon")
-    lam = _validate.order(lam, "lam")
-    with np.errstate(over="ignore", under="ignore"):
-        ratio = _pos(n, "n") * _pos(beta, "beta") * eps / (2 * _pos(c, "c") ** 2 * _pos(B, "B") ** 2 * lam)
-        out = np.minimum(1.0, np.sqrt(ratio))
-    return _level(out, "rho", "epsilon, lam, n, beta, c, B", high=1.0)
-
-
-def ops_radius(beta, c=1.0):
-    """Radius :math:`c/\\beta` of the truncated prior of OPS (Section 5.2).
-
-    The mode of :math:`p_{\\beta,\\rho}` solves :math:`n\\beta w = \\rho\\sum_i
-    (y_i - \\sigma(w^\\top x_i))x_i`, so :math:`\\|\\hat w\\| \\le \\rho c/\\beta \\le c/\\beta`.
-    """
-    with np.errstate(over="ignore", under="ignore"):
-        out = _pos(c, "c") / _pos(beta, "beta")
-    return _level(out, "the radius", "beta, c")
-
-
-def ops_epsilon(beta, rho=1.0, *, c=1.0, factor=4.0):
-    """Pure DP of OPS with the prior truncated to :math:`\\|w\\| \\le c/\\beta`.
-
-    ``factor`` :math:`\\times c^2\\rho/\\beta`. Section 5.2 states ``factor = 4``
-    (Wang et al.'s :math:`4B` with :math:`\\sup|\\log p| \\le c^2/\\beta`, the
-    :math:`\\log 2` of the logistic loss ignored). For logistic regression the
-    log-likelihood of one record spans exactly :math:`\\|w\\|c \\le c^2/\\beta`
-    over the labels and rows, so the privacy loss is at most
-    :math:`2c^2\\rho/\\beta`: ``factor = 2`` is also a valid (tighter) statement.
-    """
-    rho = _validate.in_range(rho, "rho", 0.0, 1.0, open_low=True, open_high=False)
-    factor = _pos(factor, "factor")
-    with np.errstate(over="ignore", under="ignore"):
-        out = factor * _pos(c, "c") ** 2 * rho / _pos(beta, "beta")
-    return _level(out, "the pure DP level", "beta, rho, c, factor")
-
-
-def ops_rho(epsilon, beta=BETA0, *, c=1.0, factor=4.0):
-    """The temperature at which OPS (prior :math:`\\beta`, radius :math:`c/\\beta`) is pure ``epsilon``-DP."""
-    with np.errstate(over="ignore", under="ignore"):
-        out = np.minimum(1.0, _pos(epsilon, "epsilon") * _pos(beta, "beta")
-                         / (_pos(factor, "factor") * _pos(c, "c") ** 2))
-    return _level(out, "rho", "epsilon, beta, c, factor", high=1.0)
-
-
-def dp_of_rdp_slope(alpha, delta, *, lam_max=1e8):
-    """:math:`\\hat\\varepsilon` of a mechanism that is :math:`(\\lambda, \\alpha\\lambda)`-RDP at every order.
-
-    Eq. (14) of the Dirichlet paper (:func:`lib.privacy.accounting.rdp_to_dp`),
-    minimised over :math:`\\lambda > 1` (a log-spaced grid, then a bounded
-    search around its best point).
-    """
-    a = _validate.scalar(_pos(alpha, "alpha"), "alpha")
-    d = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
-    lam_max = _validate.scalar(_validate.order(lam_max, "lam_max", strict=True), "lam_max")
-    if not np.isfinite(a * (1 + lam_max)):
-        raise ValueError(f"alpha * (1 + lam_max) overflows: alpha must be at most "
-                         f"{np.finfo(float).max / (1 + lam_max):.3g} with lam_max = {lam_max:g}")
-
-    def f(t):
-        lam = 1 + np.exp(t)
-        return rdp_to_dp(a * lam, lam, d)
-
-    grid = np.linspace(-12, np.log(lam_max), 400)
-    vals = f(grid)
-    i = int(np.argmin(vals))
-    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
-    res = optimize.minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
-    return float(min(res.fun, vals[i]))
-
-
-def rdp_slope_for_dp(epsilon_hat, delta):
-    """The largest slope :math:`\\alpha` whose RDP curve :math:`\\alpha\\lambda` gives :math:`(\\hat\\varepsilon, \\delta)`-DP.
-
-    Inverts :func:`dp_of_rdp_slope` (increasing in :math:`\\alpha`) by a root search in
-    :math:`\\log\\alpha`. Algorithms 4 and 5 then run at any
-    :math:`(\\lambda, \\alpha\\lambda)`, e.g. :math:`\\lambda = 1, \\varepsilon = \\alpha`.
-
-    Examples
-    --------
-    >>> a = rdp_slope_for_dp(1.0, 1e-5)
-    >>> round(dp_of_rdp_slope(a, 1e-5), 9)
-    1.0
-    """
-    eps = _validate.scalar(_pos(epsilon_hat, "epsilon_hat"), "epsilon_hat")
-    d = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
-    g = lambda t: dp_of_rdp_slope(np.exp(t), d) - eps  # noqa: E731
-    # alpha = e^hi gives eps_hat >= alpha > eps_hat; capped where alpha * (1 + lam_max) still fits a double
-    lo, hi = -40.0, min(np.log(eps) + 1, np.log(np.finfo(float).max / (1 + 1e8)) - 1)
-    if g(lo) >= 0:
-        raise ValueError(f"epsilon_hat={eps:g} is unreachable at delta={d:g} by an RDP curve alpha*lam")
-    if not g(hi) > 0:
-        raise ValueError(f"epsilon_hat must be below {dp_of_rdp_slope(np.exp(hi), d):.3g} (at delta={d:g}): "
-                         f"a larger level needs a slope beyond the double range; got {eps:g}")
-    return float(np.exp(_validate.brentq(g, lo, hi, f"the RDP slope of epsilon_hat = {eps:g} at delta = {d:g}",
-                                         xtol=1e-13)))
-
-
-# ----------------------------------------------------------------------------- the posteriors of Figure 3
-
-
-class Settings(NamedTuple):
-    """One posterior per entry: :math:`p_{\\beta,\\rho}` truncated to :math:`\\|w\\| \\le` ``radius``.
+    sampler : LogisticSampler
+        A calibrated sampler object (e.g. ``DiffuseLogistic(RenyiDP(5.0, 1.0), n)``);
+        its ``n`` must be the number of training rows.
+    random_state : numpy.random.Generator, int or None
+        The sampler's noise source; :meth:`fit` builds a generator from it and
+        never changes it.
 
     Attributes
     ----------
-    beta, rho, radius : ndarray, shape (S,)
-        Prior precision per row, likelihood temperature, support radius (inf: none).
+    coef_ : ndarray, shape (d,)
+        The released weight vector.
+    guarantee_ : Guarantee
+        The sampler's guarantee (that of an exact sample; the sampler is approximate).
+    classes_ : ndarray
+        ``[0, 1]``.
     """
 
-    beta: np.ndarray
-    rho: np.ndarray
-    radius: np.ndarray
+    def __init__(self, sampler, *, random_state=None):
+        self.sampler, self.random_state = sampler, random_state
 
+    def fit(self, X, y):
+        """Release one weight vector of the sampler's posterior given ``(X, y)``."""
+        if not isinstance(self.sampler, LogisticSampler):
+            raise ValueError(f"sampler must be a LogisticSampler object; got {self.sampler!r:.60}")
+        self.coef_ = self.sampler.release(X, y, _validate.generator(self.random_state))
+        self.guarantee_ = self.sampler.guarantee
+        self.classes_ = np.array([0, 1])
+        self.n_features_in_ = int(self.coef_.size)
+        return self
 
-def settings(method, epsilon, lam, n, beta0=BETA0, *, c=1.0, ops_factor=4.0):
-    """The posterior each method samples at target :math:`(\\lambda, \\varepsilon)`, broadcast.
+    def decision_function(self, X):
+        if not hasattr(self, "coef_"):
+            raise not_fitted("BayesianLogisticRegression")
+        return np.asarray(X, dtype=float) @ self.coef_
 
-    * ``"concentrated"``: Algorithm 4, :math:`\\beta` by :func:`concentrated_beta`, :math:`\\rho = 1`.
-    * ``"diffuse"``: Algorithm 5, :math:`\\beta_0` and :math:`\\rho` by :func:`diffuse_rho`.
-    * ``"ops"``: OPS with prior :math:`\\beta_0` truncated to radius :math:`c/\\beta_0` and the
-      temperature :func:`ops_rho` that makes it pure :math:`\\varepsilon`-DP, hence
-      :math:`(\\lambda, \\varepsilon)`-RDP at every order (``lam`` is not used).
-    * ``"posterior"``: the non-private posterior, :math:`\\beta_0`, :math:`\\rho = 1`.
-    """
-    if not isinstance(method, str) or method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}; got {method!r:.60}")
-    n, beta0, c, ops_factor = (_scalar(v, name) for v, name in ((n, "n"), (beta0, "beta0"), (c, "c"),
-                                                                  (ops_factor, "ops_factor")))
-    eps, lam = _validate.broadcast(epsilon=_pos(epsilon, "epsilon"), lam=_validate.order(lam, "lam"))
-    eps, lam = eps.ravel(), lam.ravel()
-    ones = np.ones_like(eps)
-    if method == "concentrated":
-        return Settings(concentrated_beta(eps, lam, n, beta0, c=c) * ones, ones, np.inf * ones)
-    if method == "diffuse":
-        return Settings(beta0 * ones, diffuse_rho(eps, lam, n, beta0, c=c) * ones, np.inf * ones)
-    if method == "ops":
-        return Settings(beta0 * ones, ops_rho(eps, beta0, c=c, factor=ops_factor) * ones,
-                        ops_radius(beta0, c) * ones)
-    return Settings(beta0 * ones, ones, np.inf * ones)
+    def predict_proba(self, X):
+        from scipy import special
 
+        p = special.expit(self.decision_function(X))
+        return np.column_stack([1 - p, p])
 
-# ----------------------------------------------------------------------------- log density
+    def predict_log_proba(self, X):
+        return np.log(self.predict_proba(X))
 
-
-def _data(X, y):
-    """``(X, y)`` checked: ``X`` finite of shape (n, d) with n, d >= 1; ``y`` of shape (n,) with labels 0 and 1.
-
-    Labels may be integers, booleans or floats equal to 0 or 1; anything else
-    (2, -1, 0.5, NaN) is refused rather than read as a class.
-    """
-    X = _validate.in_range(X, "X", -np.inf, open_low=True)
-    y_arr = _validate._as_float(y, "y") if np.asarray(y).dtype.kind != "b" else np.asarray(y)
-    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1 or y_arr.shape != (X.shape[0],):
-        raise ValueError(f"X must have shape (n, d) with n, d >= 1 and y shape (n,); got {X.shape} and {y_arr.shape}")
-    if not np.isin(y_arr, (0, 1)).all():
-        bad = y_arr[~np.isin(y_arr, (0, 1))][0]
-        raise ValueError(f"y must hold labels 0 and 1; got {bad!r}")
-    return X, np.asarray(y)
-
-
-def _signed(X, y):
-    X, y = _data(X, y)
-    return X * (2.0 * y - 1.0)[:, None]
-
-
-def _weights(W, d):
-    """``W`` as a finite float array whose last axis has length ``d``."""
-    W = _validate.in_range(W, "W", -np.inf, open_low=True)
-    if W.ndim < 1 or W.shape[-1] != d:
-        raise ValueError(f"W must have shape (..., {d}) (the columns of X); got {W.shape}")
-    return W
-
-
-def log_likelihood(W, X, y):
-    """:math:`\\sum_i \\log p(y_i \\mid w, x_i)` for every row ``w`` of ``W`` (shape (..., d)).
-
-    ``X`` finite of shape (n, d), ``y`` labels 0 and 1 of shape (n,), ``W`` finite.
-    """
-    Z = _signed(X, y)
-    W = _weights(W, Z.shape[1])
-    margins = np.tensordot(W, Z, axes=([-1], [1]))  # (..., n)
-    return -_softplus(-margins).sum(axis=-1)
-
-
-def _softplus(t):
-    """:math:`\\log(1 + e^t)`, stably (a little faster than ``np.logaddexp(0, t)``)."""
-    out = np.exp(-np.abs(t))
-    np.log1p(out, out=out)
-    out += np.maximum(t, 0.0)
-    return out
-
-
-def _logpost(W, Z, n_beta, rho, radius):
-    """Unnormalised log density of (S, K, d) points; -inf outside the support."""
-    S, K, d = W.shape
-    M = (Z @ W.reshape(-1, d).T).reshape(Z.shape[0], S, K)
-    ll = -_softplus(-M).sum(axis=0)  # (S, K)
-    sq = np.einsum("skd,skd->sk", W, W)
-    out = rho[:, None] * ll - 0.5 * n_beta[:, None] * sq
-    return np.where(sq <= radius[:, None] ** 2, out, -np.inf), M
-
-
-def _grad(W, M, Z, n_beta, rho):
-    """Gradient of the log density from the margins M (n, S, K)."""
-    S, K, d = W.shape
-    r = special.expit(-M).reshape(Z.shape[0], -1)  # d/dm of -log(1 + e^{-m})
-    g = (Z.T @ r).T.reshape(S, K, d)
-    return rho[:, None, None] * g - n_beta[:, None, None] * W
-
-
-def _data_hessian(Z32, m):
-    """:math:`\\sum_i \\sigma(m_i)(1 - \\sigma(m_i)) z_i z_i^\\top` in float32 (one symmetric rank-k product)."""
-    p = special.expit(m)
-    A = Z32 * np.sqrt(p * (1 - p)).astype(np.float32)[:, None]
-    return (A.T @ A).astype(float)
-
-
-#: Newton steps after the stopping rule, at most: each shrinks the error by the
-#: single-precision Hessian's factor (about 1e-7) until rounding stops it.
-_POLISH_STEPS = 8
-
-
-def _polish(Z, Z32, w, H, r, nb, eye):
-    """Newton steps past the tolerance until the step stops shrinking: ``w`` exact to rounding.
-
-    Stopped at a tolerance, the mode depends on where the last step landed, and
-    that moves with the last bits of ``expit`` on each CPU; solved to rounding it
-    differs between CPUs only in the last bits (issue 29).
-    """
-    previous = np.inf
-    for _ in range(_POLISH_STEPS):
-        m = Z @ w
-        g = r * (Z.T @ special.expit(-m)) - nb * w
-        H_next = r * _data_hessian(Z32, m) + nb * eye
-        step = linalg.solve(H_next, g, assume_a="pos")
-        size = np.abs(step).max()
-        if not size < 0.5 * previous:
-            break
-        w, H, previous = w + step, H_next, size
-    return w, H
-
-
-def mode(X, y, beta, rho, *, tol=1e-9, max_iter=100):
-    """Mode :math:`\\hat w` and Hessian :math:`H` of :math:`-\\log p_{\\beta,\\rho}` for each setting.
-
-    Newton's method (the objective is :math:`n\\beta`-strongly convex), warm
-    started from the previous setting, with the data part of the Hessian
-    summed in single precision (it only scales the steps; the gradient and
-    the stopping rule are in double precision). Once a step is below ``tol``
-    (relative), steps go on while they shrink, so that the mode is exact to
-    rounding on every CPU (:func:`_polish`). Raises ValueError if a setting
-    does not converge in ``max_iter`` iterations.
-
-    Returns
-    -------
-    w_hat : ndarray, shape (S, d)
-    hessian : ndarray, shape (S, d, d)
-        At the last Newton iterate before ``w_hat``; symmetric positive definite (at least :math:`n\\beta I`).
-    """
-    Z = _signed(X, y)
-    n, d = Z.shape
-    beta = np.atleast_1d(_pos(beta, "beta"))
-    rho = np.atleast_1d(_validate.in_range(rho, "rho", 0.0, 1.0, open_low=True, open_high=False))
-    beta, rho = _validate.broadcast(beta=beta, rho=rho)
-    if beta.ndim != 1:
-        raise ValueError(f"beta and rho must be scalars or 1-D (one entry per setting); got shape {beta.shape}")
-    tol = _validate.scalar(_validate.open_unit(tol, "tol"), "tol")
-    max_iter = _validate.integer(max_iter, "max_iter", 1, MAX_NEWTON)
-    with np.errstate(over="ignore"):
-        n_beta_finite = np.all(np.isfinite(n * beta))
-    if not n_beta_finite:
-        raise ValueError(f"n * beta overflows (n = {n} rows); beta must be at most {np.finfo(float).max / n:.3g}")
-    _validate.cells(beta.size * d * d, "the Hessians (settings x d x d)")
-    Z32 = Z.astype(np.float32)
-    w_hat, hess = np.zeros((beta.size, d)), np.zeros((beta.size, d, d))
-    w = np.zeros(d)
-    eye = np.eye(d)
-    for s in range(beta.size):
-        nb, r = n * beta[s], rho[s]
-        for _ in range(max_iter):
-            m = Z @ w
-            g = r * (Z.T @ special.expit(-m)) - nb * w
-            H = r * _data_hessian(Z32, m) + nb * eye
-            step = linalg.solve(H, g, assume_a="pos")
-            w = w + step
-            if np.abs(step).max() < tol * (1 + np.abs(w).max()):
-                w, H = _polish(Z, Z32, w, H, r, nb, eye)
-                break
-        else:
-            raise ValueError(f"Newton's method did not converge in max_iter={max_iter} iterations "
-                             f"(beta={beta[s]:g}, rho={r:g}, tol={tol:g})")
-        # The Hessian of the last step, one step of size < tol before w_hat: only the proposal uses it.
-        w_hat[s], hess[s] = w, H
-    return w_hat, hess
-
-
-# ----------------------------------------------------------------------------- the sampler
-
-
-class Samples(NamedTuple):
-    """Output of :func:`sample`.
-
-    Attributes
-    ----------
-    w : ndarray, shape (S, K, d)
-        The last state of each of K chains for each of S settings: one release each.
-    acceptance_independence, acceptance_mala : ndarray, shape (S,)
-        Share of accepted proposals of each kernel.
-    trace : ndarray, shape (S, K, T // thin) + probe.shape[1:], or None
-        ``w @ probe`` every ``thin`` sweeps (for effective sample sizes).
-    w_hat : ndarray, shape (S, d)
-        The modes.
-    """
-
-    w: np.ndarray
-    acceptance_independence: np.ndarray
-    acceptance_mala: np.ndarray
-    trace: np.ndarray | None
-    w_hat: np.ndarray
-
-
-def _setting(setting):
-    """``(beta, rho, radius)`` of a :class:`Settings`, checked and broadcast to one 1-D shape."""
-    if not isinstance(setting, tuple) or len(setting) != 3:
-        raise _validate.ArgumentTypeError(f"setting must be a Settings (beta, rho, radius); got "
-                                          f"{type(setting).__name__} {setting!r:.60}")
-    beta = np.atleast_1d(_pos(setting[0], "setting.beta"))
-    rho = np.atleast_1d(_validate.in_range(setting[1], "setting.rho", 0.0, 1.0, open_low=True, open_high=False))
-    radius = np.atleast_1d(_validate._as_float(setting[2], "setting.radius"))
-    if not np.all(radius > 0):  # NaN fails too; inf (no truncation) is allowed
-        raise ValueError("setting.radius must be in (0, inf] (inf: no truncation)")
-    beta, rho, radius = _validate.broadcast(**{"setting.beta": beta, "setting.rho": rho, "setting.radius": radius})
-    if beta.ndim != 1 or beta.size == 0:
-        raise ValueError(f"setting's fields must be 1-D with one entry per setting; got shape {beta.shape}")
-    return beta, rho, radius
-
-
-def _mode_cache(mode_cache, S, d):
-    """``(w_hat, hessian)`` of shapes (S, d) and (S, d, d), finite."""
-    if not isinstance(mode_cache, tuple) or len(mode_cache) != 2:
-        raise _validate.ArgumentTypeError(f"mode_cache must be the pair (w_hat, hessian) of mode(); got "
-                                          f"{type(mode_cache).__name__}")
-    w_hat = _validate.in_range(mode_cache[0], "mode_cache w_hat", -np.inf, open_low=True)
-    H = _validate.in_range(mode_cache[1], "mode_cache hessian", -np.inf, open_low=True)
-    if w_hat.shape != (S, d) or H.shape != (S, d, d):
-        raise ValueError(f"mode_cache must hold arrays of shapes ({S}, {d}) and ({S}, {d}, {d}) (the settings and "
-                         f"the columns of X); got {w_hat.shape} and {H.shape}")
-    return w_hat, H
-
-
-def sample(X, y, setting: Settings, n_chains, n_sweeps, rng=None, *, mala_steps=0, mala_step=0.5,
-           independence=True, probe=None, thin=1, mode_cache=None, c=1.0):
-    """Approximate draws from :math:`p_{\\beta,\\rho}(w \\mid D)` for every setting, many chains at once.
-
-    Each chain starts from a draw of the Laplace approximation
-    :math:`N(\\hat w, H^{-1})` and makes ``n_sweeps`` sweeps; a sweep is one
-    independence Metropolis-Hastings step with that Gaussian as proposal
-    followed by ``mala_steps`` Metropolis-adjusted Langevin steps preconditioned
-    by :math:`H^{-1}` (step size ``mala_step``). Both kernels leave the posterior
-    invariant (the truncation of OPS included: a proposal outside the ball is
-    rejected), so the chains converge to it; the last state of each chain is
-    one release.
-
-    Parameters
-    ----------
-    X : ndarray, shape (n, d)
-    y : ndarray of {0, 1}, shape (n,)
-    setting : Settings
-        S posteriors (:func:`settings`).
-    n_chains : int
-        K chains per setting.
-    n_sweeps : int
-        Sweeps per chain (>= 1).
-    rng : Generator or int or None
-    mala_steps : int
-        MALA steps per sweep (>= 0).
-    mala_step : float
-        MALA step :math:`h` in units of :math:`H^{-1}`: proposal
-        :math:`w + \\tfrac{h^2}{2}H^{-1}\\nabla\\log p + h H^{-1/2}\\xi`.
-    independence : bool
-        False: no independence steps, and every chain starts at the mode (a
-        MALA-only reference run, a different kernel from the default one).
-    probe : ndarray, shape (d,) or (d, p), optional
-        Directions whose projections ``w @ probe`` are recorded every ``thin`` sweeps.
-    thin : int
-        Record the probe every ``thin``-th sweep.
-    mode_cache : tuple (w_hat, hessian), optional
-        Precomputed :func:`mode` for these settings.
-    c : float, default 1.0
-        The bound :math:`\\|x_i\\| \\le c` of Assumption 1 that the settings were
-        computed with (:func:`settings`); a row of ``X`` of larger norm (beyond
-        the rounding of a normalisation, :data:`NORM_SLACK`) is a ValueError, since
-        no privacy statement of this module holds for it.
-
-    Returns
-    -------
-    Samples
-
-    Raises
-    ------
-    ValueError
-        For invalid input, for more than :data:`MAX_MARGINS` margins (rows x
-        settings x chains) or more than :data:`MAX_SAMPLER_WORK` margin evaluations
-        (times sweeps and kernel steps), and when Newton's method does not converge
-        (:func:`mode`).
-    """
-    rng = _validate.generator(rng)
-    K = _validate.integer(n_chains, "n_chains")
-    T = _validate.integer(n_sweeps, "n_sweeps")
-    mala_steps = _validate.integer(mala_steps, "mala_steps", 0)
-    h = _validate.scalar(_pos(mala_step, "mala_step"), "mala_step")
-    if not isinstance(independence, (bool, np.bool_)):
-        raise _validate.ArgumentTypeError(f"independence must be a bool; got {type(independence).__name__}")
-    Z = _signed(X, y)
-    n, d = Z.shape
-    c = _scalar(c, "c")
-    norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
-    if not np.all(norms <= c * (1 + NORM_SLACK)):
-        i = int(np.argmax(norms))
-        raise ValueError(f"X must have rows of Euclidean norm at most c = {c:g} (Assumption 1, on which every "
-                         f"privacy statement rests); row {i} has norm {norms[i]:.6g}")
-    beta, rho, radius = _setting(setting)
-    S = beta.size
-    if S * K > _validate.MAX_CELLS // d or n * S * K > MAX_MARGINS:
-        raise ValueError(f"n_chains = {K} for {S} settings of {n} rows and {d} columns would need {n * S * K} "
-                         f"margins; at most {MAX_MARGINS} (and {_validate.MAX_CELLS} chain coordinates) are allowed")
-    work = n * S * K * T * (int(bool(independence)) + mala_steps)
-    if work > MAX_SAMPLER_WORK:
-        raise ValueError(f"n_sweeps = {T} with mala_steps = {mala_steps} would evaluate {work:.3g} margins; at most "
-                         f"{MAX_SAMPLER_WORK:.0e} are allowed")
-    thin = _validate.integer(thin, "thin")
-    if probe is not None:
-        probe = _validate.in_range(probe, "probe", -np.inf, open_low=True)
-        if probe.ndim not in (1, 2) or probe.shape[0] != d:
-            raise ValueError(f"probe must have shape ({d},) or ({d}, p); got {probe.shape}")
-        thin = _validate.integer(thin, "thin", 1, T)
-        _validate.cells(S * K * (T // thin) * (probe.shape[1] if probe.ndim == 2 else 1), "the trace")
-    n_beta = n * beta
-    if mode_cache is None:
-        w_hat, H = mode(X, y, beta, rho)
-    else:
-        w_hat, H = _mode_cache(mode_cache, S, d)
-    # H = L L^T; a draw of N(0, H^{-1}) is L^{-T} xi, and H^{-1} g = L^{-T} L^{-1} g.
-    try:
-        L = np.linalg.cholesky(H)
-    except np.linalg.LinAlgError as exc:
-        raise ValueError("mode_cache's Hessians must be symmetric positive definite") from exc
-    Linv = np.linalg.inv(L)  # (S, d, d), lower triangular
-
-    def gauss(shape_k):  # N(0, H^{-1}) draws (S, K, d) and their whitened norms
-        xi = rng.standard_normal((S, shape_k, d))
-        return np.einsum("sji,skj->ski", Linv, xi), xi
-
-    def log_q(W):  # log N(w_hat, H^{-1}) up to a constant
-        u = np.einsum("sij,skj->ski", L.transpose(0, 2, 1), W - w_hat[:, None, :])
-        return -0.5 * np.einsum("ski,ski->sk", u, u)
-
-    def precond(G):  # H^{-1} G
-        u = np.einsum("sij,skj->ski", Linv, G)
-        return np.einsum("sji,skj->ski", Linv, u)
-
-    if not (independence or mala_steps):
-        raise ValueError("at least one kernel is needed: independence=True or mala_steps >= 1")
-    dw, _ = gauss(K)
-    W = w_hat[:, None, :] + (dw if independence else 0.0)
-    lp, M = _logpost(W, Z, n_beta, rho, radius)
-    if not np.isfinite(lp).all():  # a start outside the ball: start at the mode instead
-        W = np.where(np.isfinite(lp)[..., None], W, w_hat[:, None, :])
-        lp, M = _logpost(W, Z, n_beta, rho, radius)
-    lq = log_q(W)
-    grad = _grad(W, M, Z, n_beta, rho) if mala_steps else None
-    acc_i = np.zeros(S)
-    acc_m = np.zeros(S)
-    trace = None if probe is None else np.empty((S, K, T // thin) + np.shape(probe)[1:])
-    for t in range(T):
-        if not independence:
-            ok = np.zeros((S, K), dtype=bool)
-        if independence:  # independence MH
-            dw, _ = gauss(K)
-            P = w_hat[:, None, :] + dw
-            lp_p, M_p = _logpost(P, Z, n_beta, rho, radius)
-            lq_p = log_q(P)
-            log_a = (lp_p - lp) - (lq_p - lq)
-            ok = np.log(rng.random((S, K))) < log_a
-            W = np.where(ok[..., None], P, W)
-            lp, lq = np.where(ok, lp_p, lp), np.where(ok, lq_p, lq)
-        if mala_steps and independence:
-            M = np.where(ok[None], M_p, M)
-            grad = _grad(W, M, Z, n_beta, rho)
-        acc_i += ok.mean(axis=1)
-        # preconditioned MALA
-        for _ in range(mala_steps):
-            noise, xi = gauss(K)
-            mean = W + 0.5 * h**2 * precond(grad)
-            P = mean + h * noise
-            lp_p, M_p = _logpost(P, Z, n_beta, rho, radius)
-            fin = np.isfinite(lp_p)
-            g_p = _grad(P, M_p, Z, n_beta, rho)
-            mean_back = P + 0.5 * h**2 * precond(g_p)
-
-            def lk(a, b):  # log N(a; b, h^2 H^{-1}) up to a constant
-                u = np.einsum("sij,skj->ski", L.transpose(0, 2, 1), a - b)
-                return -0.5 * np.einsum("ski,ski->sk", u, u) / h**2
-
-            with np.errstate(invalid="ignore"):
-                log_a = np.where(fin, lp_p - lp + lk(W, mean_back) - lk(P, mean), -np.inf)
-            ok = np.log(rng.random((S, K))) < log_a
-            W = np.where(ok[..., None], P, W)
-            lp = np.where(ok, lp_p, lp)
-            lq = np.where(ok, log_q(P), lq)
-            M = np.where(ok[None], M_p, M)
-            grad = np.where(ok[..., None], g_p, grad)
-            acc_m += ok.mean(axis=1)
-        if trace is not None and (t + 1) % thin == 0 and (t + 1) // thin <= trace.shape[2]:
-            trace[:, :, (t + 1) // thin - 1] = W @ probe
-    return Samples(W, acc_i / T, acc_m / max(T * mala_steps, 1), trace, w_hat)
+    def predict(self, X):
+        return (self.decision_function(X) > 0).astype(np.int64)
 
 
 # ----------------------------------------------------------------------------- diagnostics and metrics

@@ -1,23 +1,26 @@
 """Mixed naive Bayes: categorical attributes as counts, numerical ones as Gaussians.
 
-Four ways to fit it, all from the same sufficient statistics:
+A fit releases the class counts and one count table per categorical
+attribute with Laplace noise, and the mean and standard deviation of every
+numerical attribute in every class with a mechanism of
+:mod:`lib.mechanisms.bounded_moments` (a :class:`~lib.mechanisms.bounded_moments.MomentMechanism`
+class, or its registry name):
 
-``"nonprivate"``
+:class:`~lib.mechanisms.bounded_moments.SampleMoments` (``"sample_moments"``)
     Counts plus Laplace smoothing, per-class means and (population) standard
-    deviations; with ``var_smoothing`` as in scikit-learn's ``GaussianNB``.
-``"zc"``
+    deviations, with ``var_smoothing`` as in scikit-learn's ``GaussianNB``;
+    not private.
+:class:`~lib.mechanisms.bounded_moments.ZafaraniClifton` (``"zc"``)
     Zafarani and Clifton's Algorithm 1: Laplace noise on every count, Cauchy
     noise scaled to the smooth sensitivity of the per-class mean (Theorem 4)
-    and standard deviation (line 17; :func:`lib.mechanisms.smooth_sensitivity.smooth_sensitivity_std`),
-    calibrated by their Theorem 2 (``calibration="theorem2"``), by the
-    constants printed in Algorithm 1 (``calibration="printed"``, a labelled
-    variant) or tightly (``calibration="tight"``: Theorem 2's smoothing and
-    the smallest Cauchy multiplier whose exact loss is the budget,
-    :func:`lib.mechanisms.smooth_sensitivity.calibrate`).
-``"vaidya"``
+    and standard deviation (line 17), calibrated by their Theorem 2
+    (``calibration="theorem2"``), by the constants printed in Algorithm 1
+    (``calibration="printed"``, a labelled variant) or tightly
+    (``calibration="tight"``, :func:`lib.mechanisms.smooth_sensitivity.calibrate`).
+:class:`~lib.mechanisms.bounded_moments.VaidyaLaplace` (``"vaidya"``)
     Vaidya et al. (2013): Laplace noise scaled to the global sensitivities of
     the mean :math:`(U-L)/n` and the standard deviation :math:`(U-L)\\sqrt{n-1}/n`.
-``"bun_steinke"``
+:class:`~lib.mechanisms.bounded_moments.BunSteinke` (``"bun_steinke"``)
     As Zafarani and Clifton describe Bun and Steinke's estimator (their
     Sections 5 and 7): trimmed means of :math:`x` and :math:`x^2` with Cauchy
     noise scaled to their smooth sensitivity, projected to the range, and
@@ -28,9 +31,9 @@ Budget (Algorithm 1, line 3, and their Appendix 10.1): with weights
 :math:`\\varepsilon' = \\varepsilon / (w_{num}\\,J_{num} + w_{cat}\\,J_{cat} + 1)`;
 the class counts get :math:`\\varepsilon'`, each categorical table
 :math:`w_{cat}\\varepsilon'`, each numerical attribute :math:`w_{num}\\varepsilon'`
-split equally between its two releases (mean and standard deviation, or the
-two moments). Per class the rows are disjoint, so the releases of one
-attribute for different classes compose in parallel.
+(one mechanism object of that ``epsilon`` per attribute, which splits it
+equally between its two statistics). Per class the rows are disjoint, so the
+releases of one attribute for different classes compose in parallel.
 
 Neighbours and what the guarantee covers: replace-one, as in the rest of the
 book, so a count table has :math:`\\ell_1`-sensitivity 2 (Algorithm 1 prints 1,
@@ -59,10 +62,13 @@ from scipy.special import log_ndtr, logsumexp
 
 from lib import _validate
 from lib.mechanisms import smooth_sensitivity as ss
-from lib.mechanisms.protocol import Guarantee, NotPrivate
+from lib.mechanisms.bounded_moments import (BunSteinke, MomentMechanism, SampleMoments, VaidyaLaplace,
+                                           ZafaraniClifton, draw_noise)
+from lib.mechanisms.protocol import Guarantee, NotPrivate, get
 
-METHODS = ("nonprivate", "zc", "vaidya", "bun_steinke")
 LIKELIHOODS = ("gaussian", "truncnorm")
+#: The mechanisms of the numerical attributes that the library registers.
+MECHANISMS = (SampleMoments, ZafaraniClifton, VaidyaLaplace, BunSteinke)
 
 
 #: Neighbour relations a guarantee of this module can be asked about (:meth:`LabelKeptDP.epsilon_under`).
@@ -174,6 +180,37 @@ def _allocation(allocation):
     return w
 
 
+def mechanism_class(method):
+    """The :class:`~lib.mechanisms.bounded_moments.MomentMechanism` class ``method`` names (a class passes through).
+
+    Parameters
+    ----------
+    method : type or str
+        A subclass of :class:`~lib.mechanisms.bounded_moments.MomentMechanism`
+        (e.g. :class:`~lib.mechanisms.bounded_moments.ZafaraniClifton`) or its
+        registry name (``"zc"``, ``"vaidya"``, ``"bun_steinke"``, ``"sample_moments"``).
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is neither.
+
+    Examples
+    --------
+    >>> mechanism_class("zc").__name__
+    'ZafaraniClifton'
+    """
+    try:
+        cls = method if isinstance(method, type) else get(method)
+    except ValueError:
+        cls = None
+    if not (isinstance(cls, type) and issubclass(cls, MomentMechanism)):
+        names = tuple(c.name for c in MECHANISMS)
+        raise ValueError(f"method must be a MomentMechanism class or the registry name of one {names}; "
+                         f"got {method!r:.60}")
+    return cls
+
+
 def budget(epsilon, n_numerical, n_categorical, allocation=(2.0, 1.0)):
     """:math:`\\varepsilon'` of Algorithm 1, line 3, for the weights ``allocation = (w_num, w_cat)``.
 
@@ -222,7 +259,9 @@ def guarantee(method, epsilon, n_numerical, n_categorical, *, allocation=(2.0, 1
 
     Parameters
     ----------
-    method : {"nonprivate", "zc", "vaidya", "bun_steinke"}
+    method : type or str
+        A :class:`~lib.mechanisms.bounded_moments.MomentMechanism` class or its
+        registry name (:func:`mechanism_class`).
     epsilon, n_numerical, n_categorical, allocation
         As :func:`budget`.
     calibration : {"theorem2", "printed", "tight"}
@@ -237,32 +276,35 @@ def guarantee(method, epsilon, n_numerical, n_categorical, *, allocation=(2.0, 1
         accounting); it refuses to state an :math:`\\varepsilon` under the
         book's replace-one relation.
 
+    Notes
+    -----
+    The sum over the releases between label-kept neighbours: :math:`J_{cat}`
+    tables at :math:`2 w_{cat}\\varepsilon'/s` each (sensitivity ``s``), and
+    :math:`J_{num}` times the guarantee of one mechanism object of budget
+    :math:`w_{num}\\varepsilon'` (its ``guarantee.epsilon``); the class counts
+    do not change between such neighbours.
+
     Examples
     --------
-    >>> round(guarantee("zc", 1.0, 5, 8).epsilon, 6)   # Adult: the class counts' 1/19 is not spent
+    >>> from lib.mechanisms.bounded_moments import ZafaraniClifton
+    >>> round(guarantee(ZafaraniClifton, 1.0, 5, 8).epsilon, 6)   # Adult: the class counts' 1/19 is not spent
     0.947368
     >>> round(guarantee("zc", 1.0, 5, 8, calibration="printed").epsilon, 3)   # more than the budget
     1.223
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}; got {method!r}")
+    cls = mechanism_class(method)
     if calibration not in ss.RULES:
         raise ValueError(f"calibration must be one of {ss.RULES}; got {calibration!r}")
     eps1 = budget(epsilon, n_numerical, n_categorical, allocation)
-    if method == "nonprivate":
+    if not cls.private:
         return NotPrivate()
     w = _allocation(allocation)
     printed = calibration == "printed"
     sens = 1.0 if printed else _validate.scalar(_validate.positive(count_sensitivity, "count_sensitivity"),
                                                 "count_sensitivity")
-    eps_each = float(w[0]) * eps1 / 2.0
     tables = n_categorical * 2.0 * float(w[1]) * eps1 / sens    # Laplace scale sens / (w_cat eps'), change 2
-    if method == "vaidya" or not printed:
-        per_release = eps_each                                   # Laplace at GS / eps_each, or Theorem 2
-    else:
-        beta, multiplier = ss.calibrate(eps_each, calibration)
-        per_release = ss.cauchy_exact_loss(1.0 / multiplier, beta)
-    return LabelKeptDP(float(tables + 2 * n_numerical * per_release))
+    numerical = cls(float(w[0]) * eps1, calibration=calibration).guarantee.epsilon
+    return LabelKeptDP(float(tables + n_numerical * numerical))
 
 
 def _fields(value, name, keys, source):
@@ -273,65 +315,6 @@ def _fields(value, name, keys, source):
     if missing:
         raise ValueError(f"{name} must be the dict returned by {source}; it lacks {missing}")
     return value
-
-
-def _cached(cache, key, compute, length):
-    """``cache[key]`` (computing it if absent), checked: a finite non-negative 1-D array of ``length``."""
-    if key not in cache:
-        cache[key] = compute()
-    value = np.asarray(cache[key])
-    if (value.shape != (length,) or value.dtype.kind not in "fiu" or not np.all(np.isfinite(value))
-            or np.any(value < 0)):
-        raise ValueError(f"cache entry {key[0]!r} for this sample is not a valid sensitivity profile "
-                         f"(a finite non-negative array of length {length}); pass a fresh cache")
-    return value
-
-
-def _numeric_release(x, lower, upper, method, eps_each, calibration, trim, resolution, max_distance, cache):
-    """(value, noise scale) of the two numerical releases of one class and attribute.
-
-    ``x`` is the class's sorted sample. ``cache`` holds sensitivity profiles
-    keyed by a fingerprint of the sample, bounds and options
-    (:func:`lib.mechanisms.smooth_sensitivity.fingerprint`): an entry is used only for
-    the sample it was computed on.
-    """
-    n = x.size
-    width = upper - lower
-    m = int(np.floor(trim * n)) if method == "zc" else min(int(np.ceil(trim * n)), max(n - 1, 0) // 2)
-    size = n - 2 * m if method == "zc" else n
-    if size < 2:
-        # fewer than 2 values (a class size that is public under label-kept neighbours): the range's centre
-        return (lower + width / 2, 0.0), (width / 2, 0.0)
-    if method == "vaidya":
-        return ((float(x.mean()), ss.global_sensitivity_mean(n, lower, upper) / eps_each),
-                (float(x.std()), ss.global_sensitivity_std(n, lower, upper) / eps_each))
-    beta, mult = ss.calibrate(eps_each, calibration)
-    if method == "zc":
-        t = x[m:n - m]
-        s_mean = ss.smooth_sensitivity_mean(t, lower, upper, beta)
-        key = ("std", ss.std_profile_key(t, lower, upper, resolution=resolution, max_distance=max_distance))
-        s_sd, cache[key] = ss.smooth_sensitivity_std_profile(t, lower, upper, beta, cache.get(key),
-                                                             resolution=resolution, max_distance=max_distance)
-        return (float(t.mean()), mult * s_mean), (float(t.std()), mult * s_sd)
-    # bun_steinke: trimmed means of x and x^2
-    with np.errstate(over="ignore"):
-        lo2 = 0.0 if lower <= 0.0 <= upper else min(lower**2, upper**2)
-        hi2 = max(lower**2, upper**2)
-    if not np.isfinite(hi2):
-        raise ValueError(f"bounds ({lower:g}, {upper:g}): 'bun_steinke' squares the values, which overflows; "
-                         "bring the range nearer 0")
-    x2 = np.sort(np.clip(x * x, lo2, hi2))
-    ks = np.arange(2 * m + 2)    # A^(k) reaches its maximum (U - L)/(n - 2m) at k = 2m + 1
-    scales = []
-    for v, a, b in ((x, lower, upper), (x2, lo2, hi2)):
-        key = ("trimmed", ss.fingerprint("trimmed", v, a, b, m))
-        prof = _cached(cache, key, lambda v=v, a=a, b=b: ss.trimmed_mean_sensitivity_at_distance(v, a, b, m, ks),
-                       ks.size)
-        scales.append(mult * float(np.max(np.exp(-beta * ks) * prof)))
-    if min(scales) < np.finfo(float).tiny:
-        raise ValueError(f"a smooth sensitivity of the trimmed means underflows to {min(scales):g} at "
-                         f"epsilon per release {eps_each:g}; lower epsilon")
-    return (ss.trimmed_mean(x, m), scales[0]), (ss.trimmed_mean(x2, m), scales[1])
 
 
 def fit_statistics(X_cat, X_num, y, n_values, n_classes, bounds, *, method="zc", epsilon=1.0,
@@ -352,9 +335,12 @@ def fit_statistics(X_cat, X_num, y, n_values, n_classes, bounds, *, method="zc",
         At least 2.
     bounds : array_like, shape (J_num, 2)
         Public ranges (:mod:`lib.experiments.public_bounds`), ``lower < upper``.
-    method : {"nonprivate", "zc", "vaidya", "bun_steinke"}
+    method : type or str
+        The mechanism of the numerical attributes: a
+        :class:`~lib.mechanisms.bounded_moments.MomentMechanism` class or its
+        registry name (:func:`mechanism_class`).
     epsilon : float
-        Total budget :math:`\\varepsilon` (ignored by ``"nonprivate"``); what it
+        Total budget :math:`\\varepsilon` (ignored by a non-private method); what it
         buys is ``out["guarantee"]`` (:func:`guarantee`): :math:`\\varepsilon`-DP
         for neighbours that keep every label, nothing under replace-one.
     allocation : (float, float)
@@ -386,15 +372,14 @@ def fit_statistics(X_cat, X_num, y, n_values, n_classes, bounds, *, method="zc",
         ``class``/``tables``/``mu``/``sd`` (or ``first``/``second``) values, their noise
         scales and distributions, and ``guarantee``; input of :func:`draw`.
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}; got {method!r}")
+    cls = mechanism_class(method)
     if calibration not in ss.RULES:
         raise ValueError(f"calibration must be one of {ss.RULES}; got {calibration!r}")
     if cache is not None and not isinstance(cache, dict):
         raise _validate.ArgumentTypeError(f"cache must be a dict or None; got {type(cache).__name__}")
     X_cat, X_num, y, n_values, n_classes, bounds = _check_data(X_cat, X_num, y, n_values, n_classes, bounds)
     if trim is None:
-        trim = 0.05 if method == "bun_steinke" else 0.0
+        trim = cls.default_trim
     trim = float(_validate.scalar(_validate.in_range(trim, "trim", 0.0, 0.5, open_low=False), "trim"))
     resolution = None if resolution is None else _validate.integer(resolution, "resolution", 1)
     max_distance = None if max_distance is None else _validate.integer(max_distance, "max_distance", 0)
@@ -403,9 +388,10 @@ def fit_statistics(X_cat, X_num, y, n_values, n_classes, bounds, *, method="zc",
     class_counts = np.bincount(y, minlength=n_classes).astype(float)
     tables = [np.bincount(y * k + X_cat[:, j], minlength=n_classes * k).reshape(n_classes, k).astype(float)
               for j, k in enumerate(n_values)]
-    out = {"method": method, "bounds": bounds, "n_values": n_values, "n_classes": n_classes,
+    out = {"method": cls.name, "bounds": bounds, "n_values": n_values, "n_classes": n_classes,
            "class": class_counts, "tables": tables}
-    if method == "nonprivate":
+    if not cls.private:
+        out["mechanism"] = cls()
         mu = np.stack([X_num[y == c].mean(axis=0) if np.any(y == c) else bounds.mean(axis=1)
                        for c in range(n_classes)])
         var = np.stack([X_num[y == c].var(axis=0) if np.any(y == c) else np.zeros(J_num)
@@ -418,18 +404,17 @@ def fit_statistics(X_cat, X_num, y, n_values, n_classes, bounds, *, method="zc",
     printed = calibration == "printed"
     sens = 1.0 if printed else _validate.scalar(_validate.positive(count_sensitivity, "count_sensitivity"),
                                                 "count_sensitivity")
-    eps_each = allocation[0] * eps1 / 2.0
+    mech = cls(allocation[0] * eps1, calibration=calibration, trim=trim, resolution=resolution,
+               max_distance=max_distance)
     cache = {} if cache is None else cache
     first = np.zeros((n_classes, J_num, 2))
     second = np.zeros((n_classes, J_num, 2))
     for c in range(n_classes):
         xc = X_num[y == c]
         for j in range(J_num):
-            first[c, j], second[c, j] = _numeric_release(np.sort(xc[:, j]), bounds[j, 0], bounds[j, 1], method,
-                                                         eps_each, calibration, trim, resolution, max_distance,
-                                                         cache)
-    num_dist = "laplace" if method == "vaidya" else "cauchy"
-    out.update(scales={
+            first[c, j], second[c, j] = mech.statistics(np.sort(xc[:, j]), bounds[j, 0], bounds[j, 1], cache)
+    num_dist = mech.noise
+    out.update(mechanism=mech, scales={
         "class": (("cauchy", np.sqrt(2.0) / eps1) if printed else ("laplace", sens / eps1)),
         "tables": ("laplace", sens / (allocation[1] * eps1)),
         "first": (num_dist, first[..., 1]), "second": (num_dist, second[..., 1])},
@@ -439,10 +424,7 @@ def fit_statistics(X_cat, X_num, y, n_values, n_classes, bounds, *, method="zc",
     return out
 
 
-def _noise(rng, dist, scale, shape):
-    scale = np.asarray(scale, dtype=float)
-    z = rng.standard_cauchy(shape) if dist == "cauchy" else rng.laplace(0.0, 1.0, shape)
-    return z * scale
+_noise = draw_noise
 
 
 def draw(stats, n_draws=1, rng=None, *, alpha=1.0, sd_floor=1e-3):
@@ -479,7 +461,6 @@ def draw(stats, n_draws=1, rng=None, *, alpha=1.0, sd_floor=1e-3):
     _validate.cells(n_draws * (C * (1 + int(np.sum(stats["n_values"])) + 2 * stats["bounds"].shape[0])),
                     "the released parameters (n_draws times the model's size)")
     lo, hi = stats["bounds"][:, 0], stats["bounds"][:, 1]
-    width = hi - lo
     sc = stats["scales"]
     B = (n_draws,)
     cls = np.broadcast_to(stats["class"], B + (C,)).copy()
@@ -494,13 +475,8 @@ def draw(stats, n_draws=1, rng=None, *, alpha=1.0, sd_floor=1e-3):
             t += _noise(rng, *sc["tables"], t.shape)
         first = stats["first"] + _noise(rng, sc["first"][0], sc["first"][1], B + stats["first"].shape)
         second = stats["second"] + _noise(rng, sc["second"][0], sc["second"][1], B + stats["second"].shape)
-        mu = np.clip(first, lo, hi)
-        if stats["method"] == "bun_steinke":
-            var = second - mu**2
-            sd = np.sqrt(np.clip(var, (sd_floor * width) ** 2, (width / 2) ** 2))
-        else:
-            sd = second
-        sd = np.clip(sd, sd_floor * width, width / 2)
+        mech = stats.get("mechanism") or mechanism_class(stats["method"])
+        mu, sd = mech.moments(first, second, lo, hi, sd_floor=sd_floor)
         prior = np.maximum(cls, 0.0) + 1.0
         prior /= prior.sum(axis=-1, keepdims=True)
     log_tables = []
@@ -569,10 +545,14 @@ class MixedNaiveBayes(ClassifierProtocol):
     ``fit(X, y)`` takes one 2-D array whose columns ``categorical`` (a boolean
     mask) hold integer codes and whose other columns hold raw numbers.
 
-    A private method needs the public domain: ``n_classes``, ``bounds`` and,
-    when there are categorical columns, ``n_values``. A domain read off the
-    training data would be a function of the private data, outside the
-    guarantee; only ``"nonprivate"`` infers it.
+    ``method`` is the mechanism of the numerical attributes: a
+    :class:`~lib.mechanisms.bounded_moments.MomentMechanism` class (e.g.
+    :class:`~lib.mechanisms.bounded_moments.ZafaraniClifton`, the default) or
+    its registry name. A private method needs the public domain:
+    ``n_classes``, ``bounds`` and, when there are categorical columns,
+    ``n_values``. A domain read off the training data would be a function of
+    the private data, outside the guarantee; only a non-private method
+    (:class:`~lib.mechanisms.bounded_moments.SampleMoments`) infers it.
 
     ``random_state`` (an integer seed, a ``numpy.random.Generator``,
     ``SeedSequence``, ``BitGenerator`` or None), as in
@@ -589,13 +569,14 @@ class MixedNaiveBayes(ClassifierProtocol):
     Examples
     --------
     >>> X = np.array([[0, 1.0], [0, 2.0], [1, 8.0], [1, 9.0]])
-    >>> nb = MixedNaiveBayes("nonprivate", categorical=[True, False], n_values=[2],
+    >>> from lib.mechanisms.bounded_moments import SampleMoments
+    >>> nb = MixedNaiveBayes(SampleMoments, categorical=[True, False], n_values=[2],
     ...                      bounds=[[0.0, 10.0]]).fit(X, [0, 0, 1, 1])
     >>> nb.predict([[0, 1.5], [1, 8.5]]).tolist()
     [0, 1]
     """
 
-    def __init__(self, method="zc", epsilon=1.0, *, categorical=None, n_values=None, bounds=None, n_classes=None,
+    def __init__(self, method=ZafaraniClifton, epsilon=1.0, *, categorical=None, n_values=None, bounds=None, n_classes=None,
                  allocation=(2.0, 1.0), calibration="theorem2", likelihood="gaussian", trim=None,
                  resolution=4096, max_distance=None, random_state=None, rng=None):
         self.method, self.epsilon, self.categorical = method, epsilon, categorical
@@ -630,25 +611,24 @@ class MixedNaiveBayes(ClassifierProtocol):
             If a private method is not given ``n_classes``, ``bounds`` or (with
             categorical columns) ``n_values``.
         """
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}; got {self.method!r}")
+        cls = mechanism_class(self.method)
         _validate.generator(self._source())   # a bad seed is refused before anything is computed
         y = np.asarray(y, dtype=np.int64)
         X_cat, X_num = self._split(X)
-        if self.method != "nonprivate":
+        if cls.private:
             missing = [name for name, v in (("n_classes", self.n_classes), ("bounds", self.bounds),
                                             ("n_values", self.n_values if X_cat.shape[1] else ()))
                        if v is None]
             if missing:
                 raise ValueError(
                     f"{' and '.join(missing)} must be given (the public domain) for the private method "
-                    f"{self.method!r}: a domain inferred from the training data is a function of the "
+                    f"{cls.name!r}: a domain inferred from the training data is a function of the "
                     "private data and is not covered by the guarantee")
         n_classes = int(y.max()) + 1 if self.n_classes is None else self.n_classes
         n_values = (X_cat.max(axis=0) + 1 if self.n_values is None else self.n_values)
         bounds = (np.column_stack([X_num.min(axis=0), X_num.max(axis=0)]) if self.bounds is None else self.bounds)
         # exact statistics and data-dependent noise scales stay local to fit; the seed is left as given
-        stats = fit_statistics(X_cat, X_num, y, n_values, max(n_classes, 2), bounds, method=self.method,
+        stats = fit_statistics(X_cat, X_num, y, n_values, max(n_classes, 2), bounds, method=cls,
                                epsilon=self.epsilon, allocation=self.allocation, calibration=self.calibration,
                                trim=self.trim, resolution=self.resolution, max_distance=self.max_distance)
         # a generator built afresh from the seed: the parameter is left as given

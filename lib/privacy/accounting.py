@@ -17,6 +17,7 @@ import contextlib
 import numpy as np
 
 from lib import _validate
+from lib.privacy.guarantees import split_level
 
 
 def rdp_to_dp(epsilon, lam, delta):
@@ -113,7 +114,7 @@ def dp_to_rdp(epsilon_hat, lam, delta, *, n_releases=1):
     n = _validate.integer(n_releases, "n_releases")
     epsilon_hat, lam, delta = _validate.broadcast(epsilon_hat=epsilon_hat, lam=lam, delta=delta)
     total = epsilon_hat - np.log1p(-1 / lam) + np.log(delta * lam) / (lam - 1)
-    return (total / n)[()]
+    return np.asarray(split_level(total, n))[()]   # the one budget split (Guarantee.split's)
 
 
 def min_order(epsilon_hat, delta):
@@ -203,7 +204,7 @@ def search_order(epsilon_hat, delta, objective, *, lam_max=None, grid_size=128):
 
     The search behind :func:`optimal_order`,
     :func:`lib.mechanisms.dirichlet.approximate_dp.model_order` and
-    :func:`lib.mechanisms.dirichlet.approximate_dp.rdp_gaussian_sigma`: :func:`search_order_many` for
+    :func:`lib.mechanisms.noise.calibration.rdp_gaussian_sigma`: :func:`search_order_many` for
     one target. ``objective(lam)`` takes a 1-D array of orders and returns an
     array of the same shape.
 

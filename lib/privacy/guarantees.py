@@ -9,7 +9,8 @@ calibration is chosen by the target's type, never by a string.
 
 Nothing here is specific to a mechanism. The one budget split of the book is
 :meth:`Guarantee.split`: :math:`m` releases that each meet ``g.split(m)``
-together meet ``g`` by basic composition.
+together meet ``g`` by basic composition, and :func:`compose` states what
+several releases meet together (a model's guarantee from its releases').
 
 Notes
 -----
@@ -28,33 +29,34 @@ RenyiDP(lam=5.0, epsilon=0.25)
 ApproximateDP(epsilon=0.25, delta=2.5e-05)
 >>> RenyiDP(5.0, 1.0).with_level(2.0)
 RenyiDP(lam=5.0, epsilon=2.0)
+>>> compose([RenyiDP(5.0, 0.25)] * 4)
+RenyiDP(lam=5.0, epsilon=1.0)
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar
 
+from lib import _validate
+
 
 def _level(value, name, *, zero_ok=True):
-    """A finite, non-negative (or positive) Python float, else a ValueError naming ``name``."""
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number; got {value!r}") from None
-    low_ok = value >= 0 if zero_ok else value > 0
-    if not (math.isfinite(value) and low_ok):
-        allowed = "[0, inf)" if zero_ok else "(0, inf)"
-        raise ValueError(f"{name} must be finite and in {allowed}; got {value!r}")
-    return value
+    """A finite, non-negative (or positive) Python float, else an error naming ``name``.
+
+    A value that is not a real number (a string, a bool, a complex) raises
+    :class:`lib._validate.ArgumentTypeError` (a TypeError that is also a
+    ValueError); a real number out of range a ValueError.
+    """
+    return _validate.scalar((_validate.nonnegative if zero_ok else _validate.positive)(value, name), name)
 
 
 def _split_count(m):
-    if isinstance(m, bool) or not float(m).is_integer() or int(m) < 1:
-        raise ValueError(f"m (the number of releases) must be an integer >= 1; got {m!r}")
-    return int(m)
+    """``m``, the number of releases, an integer >= 1 (else an error naming ``m``)."""
+    return _validate.integer(m, "m")
 
 
 class Guarantee:
@@ -77,7 +79,12 @@ class Guarantee:
     def split(self, m) -> "Guarantee":
         """The per-release guarantee of an equal split over ``m`` releases (basic composition)."""
         m = _split_count(m)
-        return dataclasses.replace(self, **{self.level_name: self.level / m})
+        return dataclasses.replace(self, **{self.level_name: split_level(self.level, m)})
+
+    def _compose(self, others) -> "Guarantee":
+        """This guarantee composed with ``others`` (same type): the additive levels add."""
+        return dataclasses.replace(self, **{self.level_name: math.fsum(
+            [self.level] + [g.level for g in others])})
 
 
 @dataclass(frozen=True)
@@ -111,16 +118,22 @@ class RenyiDP(Guarantee):
     curve: Callable | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
-        lam = float(self.lam) if not isinstance(self.lam, bool) else math.nan
-        if not (math.isfinite(lam) and lam > 1):
-            raise ValueError(f"lam must be a finite order in (1, inf); got {self.lam!r}")
-        object.__setattr__(self, "lam", lam)
+        object.__setattr__(self, "lam", _validate.scalar(_validate.order(self.lam, "lam", strict=True), "lam"))
         object.__setattr__(self, "epsilon", _level(self.epsilon, "epsilon"))
 
     def split(self, m) -> "RenyiDP":
         # the curve of one release is not the curve of the whole divided by m; drop it
         m = _split_count(m)
-        return RenyiDP(self.lam, self.epsilon / m)
+        return RenyiDP(self.lam, split_level(self.epsilon, m))
+
+    def _compose(self, others) -> "RenyiDP":
+        lams = {self.lam} | {g.lam for g in others}
+        if len(lams) != 1:
+            raise ValueError(f"guarantees must be RenyiDP at one common order to compose; got orders "
+                             f"{sorted(lams)}")
+        curves = (self.curve,) + tuple(g.curve for g in others)
+        curve = functools.partial(_sum_of_curves, curves) if all(c is not None for c in curves) else None
+        return RenyiDP(self.lam, math.fsum([self.epsilon] + [g.epsilon for g in others]), curve)
 
 
 @dataclass(frozen=True)
@@ -188,7 +201,11 @@ class ApproximateDP(Guarantee):
 
     def split(self, m) -> "ApproximateDP":
         m = _split_count(m)
-        return ApproximateDP(self.epsilon / m, self.delta / m)
+        return ApproximateDP(split_level(self.epsilon, m), split_level(self.delta, m))
+
+    def _compose(self, others) -> "ApproximateDP":
+        return ApproximateDP(math.fsum([self.epsilon] + [g.epsilon for g in others]),
+                             math.fsum([self.delta] + [g.delta for g in others]))
 
 
 @dataclass(frozen=True)
@@ -200,3 +217,79 @@ class NotPrivate(Guarantee):
     def split(self, m) -> "NotPrivate":
         _split_count(m)
         return self
+
+    def _compose(self, others) -> "NotPrivate":
+        return self
+
+
+def _sum_of_curves(curves, lam):
+    """:math:`\\sum_i \\varepsilon_i(\\lambda)`: the curve of composed releases (picklable through a partial)."""
+    return sum(c(lam) for c in curves)
+
+
+def split_level(level, m):
+    """The level of each of ``m`` equal shares of ``level``: :math:`\\ell/m`.
+
+    The one division of a budget among releases: :meth:`Guarantee.split` uses
+    it for every additive level, and so does every conversion that composes
+    releases at one order (:func:`lib.privacy.accounting.dp_to_rdp` with
+    ``n_releases``). ``level`` may be an array; ``m`` must be validated.
+    """
+    return level / m
+
+
+def compose(guarantees) -> Guarantee:
+    """What a sequence of releases meets together, by basic composition.
+
+    Parameters
+    ----------
+    guarantees : iterable of Guarantee
+        The guarantee of each release (one entry per release: an object used
+        for :math:`m` releases appears :math:`m` times).
+
+    Returns
+    -------
+    Guarantee
+        :class:`NotPrivate` if any release is not private; otherwise a
+        guarantee of the releases' common type whose additive levels are the
+        sums of theirs: :math:`\\varepsilon` (pure DP, and Renyi DP at one
+        common order, whose curve is the sum of the curves where every release
+        has one), :math:`\\rho` (zCDP), and :math:`\\varepsilon` and
+        :math:`\\delta` (approximate DP).
+
+    Raises
+    ------
+    ValueError
+        If ``guarantees`` is empty, holds something that is not a
+        :class:`Guarantee`, mixes types (other than with :class:`NotPrivate`),
+        holds Renyi DP at different orders, or (approximate DP) its
+        :math:`\\delta` add up to 1 or more.
+
+    Notes
+    -----
+    Lemma 1 of the paper (Renyi DP at one order), Dwork and Roth (2014),
+    Theorem 3.16 (pure and approximate DP), Bun and Steinke (2016), Lemma 2.3
+    (zCDP). Statements of different types are not converted into each other
+    here: a conversion is a choice (of an order, of a :math:`\\delta`) that
+    belongs to the caller.
+
+    Examples
+    --------
+    >>> compose([ApproximateDP(0.5, 1e-6), ApproximateDP(0.25, 1e-6)])
+    ApproximateDP(epsilon=0.75, delta=2e-06)
+    >>> compose([PureDP(1.0), NotPrivate()])
+    NotPrivate()
+    """
+    items = list(guarantees)
+    if not items:
+        raise ValueError("guarantees must hold at least one Guarantee to compose")
+    bad = [g for g in items if not isinstance(g, Guarantee)]
+    if bad:
+        raise ValueError(f"guarantees must all be Guarantee objects; got {bad[0]!r}")
+    if any(isinstance(g, NotPrivate) for g in items):
+        return NotPrivate()
+    kinds = {type(g) for g in items}
+    if len(kinds) != 1:
+        raise ValueError(f"guarantees must be of one type to compose (convert them first); got "
+                         f"{sorted(k.__name__ for k in kinds)}")
+    return items[0]._compose(items[1:])

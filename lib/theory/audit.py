@@ -11,9 +11,10 @@ Theorem 1 says that the Dirichlet mechanism of Algorithm 1 is
 This module checks that claim against the exact divergence of eqs. (16)-(17):
 
 * :func:`divergence_term` is one summand of eq. (17), divided by
-  :math:`\\lambda - 1`;
-* :func:`worst_case_divergence` is the exact largest divergence over *all*
-  neighbouring histograms, in closed form;
+  :math:`\\lambda - 1`, and :func:`worst_case_divergence` the exact largest
+  divergence over *all* neighbouring histograms, in closed form (both from
+  :mod:`lib.mechanisms.dirichlet.curve`, where they are the mechanism's exact
+  Renyi curve);
 * :func:`random_pair_audit` compares the exact divergence with the claimed
   :math:`\\varepsilon` on random neighbouring pairs;
 * :func:`renyi_divergence_by_quadrature` evaluates the divergence by numerical
@@ -28,119 +29,10 @@ import numpy as np
 from scipy import integrate, special
 
 from lib import _validate
-from lib.mechanisms.dirichlet.divergence import _excess, renyi_divergence_dirichlet
+from lib.mechanisms.dirichlet.curve import divergence_term, worst_case_divergence
+from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
 from lib.mechanisms.dirichlet.calibration import calibrate
 from lib.privacy.neighbours import random_neighbours
-
-#: The neighbouring relations that :func:`worst_case_divergence` knows.
-RELATIONS = ("replace", "add-remove")
-
-
-def divergence_term(a, delta, lam):
-    """One summand of eq. (17) divided by :math:`\\lambda - 1`.
-
-    With :math:`a = u_i` and :math:`\\delta = u_i - u'_i`,
-
-    .. math::
-        \\phi(a, \\delta) = \\frac{G(a, a - \\delta) + H(a, a - \\delta)}{\\lambda - 1}
-        = \\log\\Gamma(a - \\delta) - \\log\\Gamma(a)
-        + \\frac{\\log\\Gamma(a + (\\lambda - 1)\\delta) - \\log\\Gamma(a)}{\\lambda - 1},
-
-    and, for :math:`\\lambda = 1`, its limit :math:`\\log\\Gamma(a - \\delta) -
-    \\log\\Gamma(a) + \\delta\\psi(a)` (Case 2 of Appendix E). The divergence of
-    eq. (16) is :math:`\\sum_i \\phi(u_i, \\delta_i) - \\phi(u_0, \\delta_0)`.
-    By the convexity of :math:`\\log\\Gamma`, :math:`\\phi \\ge 0` with equality
-    only at :math:`\\delta = 0`, and :math:`\\phi` strictly decreases in
-    :math:`a` for fixed :math:`\\delta \\ne 0` (concavity of :math:`\\psi`).
-
-    Parameters
-    ----------
-    a : array_like
-        The parameter :math:`u_i > 0`.
-    delta : array_like
-        The difference :math:`u_i - u'_i`, finite, with :math:`a - \\delta > 0`.
-    lam : array_like
-        Order :math:`\\lambda \\in [1, \\infty)`.
-
-    Returns
-    -------
-    ndarray or float
-        :math:`\\phi(a, \\delta) \\ge 0`; ``inf`` where
-        :math:`a + (\\lambda - 1)\\delta \\le 0` (the integral of eq. (16) diverges).
-    """
-    a = _validate.positive(a, "a")
-    delta = _validate.in_range(delta, "delta", -np.inf, open_low=True)
-    lam = _validate.order(lam, "lam")
-    a, delta, lam = _validate.broadcast(a=a, delta=delta, lam=lam)
-    if np.any(a - delta <= 0):
-        raise ValueError("delta must be below a, so that a - delta = u'_i is in (0, inf)")
-    out = np.full(a.shape, np.inf)
-    finite = a + (lam - 1) * delta > 0
-    out[finite] = _excess(a[finite], delta[finite], lam[finite])
-    return np.maximum(out, 0.0)[()]
-
-
-def worst_case_divergence(r, alpha, lam, *, relation: str = "replace"):
-    """The exact largest Renyi divergence over all pairs of neighbouring histograms.
-
-    For the mechanism :math:`\\mathrm{Dir}(r f + \\alpha)` the divergence between
-    neighbours splits into the terms :math:`\\phi` of :func:`divergence_term`
-    for the bins that change, minus the term of the totals. Each
-    :math:`\\phi(a, \\pm r)` decreases in :math:`a`, so it is largest where the
-    bin is as small as it can be: :math:`a = \\alpha + r` for the bin that loses
-    a record, :math:`a = \\alpha` for the bin that gains one.
-
-    * ``"replace"`` (one record added, removed or moved to another bin; the
-      relation of :math:`\\Delta_2^2 = 2`, :math:`\\Delta_\\infty = 1`): a move leaves
-      the total unchanged, so its divergence is
-      :math:`\\phi(\\alpha + r, r) + \\phi(\\alpha, -r)`, attained by moving the only
-      record of a bin into an empty bin, e.g. :math:`f = (1, 0)`,
-      :math:`f' = (0, 1)`. It exceeds every addition or removal.
-    * ``"add-remove"`` (one record added or removed; :math:`\\Delta_2^2 = 1`): the
-      divergence is :math:`\\phi(a_i, \\pm r) - \\phi(u_0, \\pm r)`; the supremum
-      :math:`\\max\\{\\phi(\\alpha + r, r), \\phi(\\alpha, -r)\\}` is approached as the
-      total count grows, and not attained.
-
-    Both directions of the divergence are covered (the reverse of an addition
-    is a removal; a move reversed is a move).
-
-    Parameters
-    ----------
-    r : array_like
-        Scale :math:`r > 0` (Line 1 of Algorithm 1).
-    alpha : array_like
-        Pseudo-count :math:`\\alpha > 0` (Line 2).
-    lam : array_like
-        Order :math:`\\lambda \\in [1, \\infty)`.
-    relation : {"replace", "add-remove"}
-        Which histograms are neighbours.
-
-    Returns
-    -------
-    ndarray or float
-        The worst case (a supremum for ``"add-remove"``), broadcast over the
-        inputs; ``inf`` where :math:`\\alpha \\le (\\lambda - 1) r`.
-
-    Examples
-    --------
-    >>> from lib import calibrate
-    >>> from lib.theory.audit import worst_case_divergence
-    >>> r, alpha = calibrate(1.0, lam=2.0)
-    >>> bool(worst_case_divergence(r, alpha, 2.0) < 1.0)
-    True
-    """
-    if relation not in RELATIONS:
-        raise ValueError(f"relation must be one of {RELATIONS}; got {relation!r}")
-    r, alpha, lam = _validate.broadcast(
-        r=_validate.positive(r, "r"),
-        alpha=_validate.positive(alpha, "alpha"),
-        lam=_validate.order(lam, "lam"),
-    )
-    removed = divergence_term(alpha + r, r, lam)  # the bin that loses a record
-    added = divergence_term(alpha, -r, lam)  # the bin that gains one
-    if relation == "replace":
-        return (removed + added)[()]
-    return np.maximum(removed, added)[()]
 
 
 def divergence_both_ways(u, v, lam):

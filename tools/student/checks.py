@@ -215,13 +215,13 @@ def _network_ll(net, c):
 
 @register("ex-08-pseudo-count", "loss_ex")
 def _(ns):
-    from lib.models.bayesian_network import release_budget
     from lib.mechanisms.dirichlet.calibration import calibrate
+    from lib.privacy.guarantees import RenyiDP
     from lib.experiments.networks import NETWORKS, prepare_network
     loss = ns["loss_ex"]
     assert set(loss.columns) >= {"public", "quantile"}, "loss_ex: columns 'public' and 'quantile'"
     for name in NETWORKS:
-        cal = calibrate(release_budget(10.0, len(NETWORKS[name])), 5.0)
+        cal = calibrate(RenyiDP(5.0, 10.0).split(len(NETWORKS[name])).epsilon, 5.0)
         for binning in ("public", "quantile"):
             net = prepare_network(name, binning=binning)
             ll_a, ll_01 = _network_ll(net, cal.alpha / cal.r), _network_ll(net, 0.1)
@@ -336,7 +336,7 @@ def _(ns):
     fr = [float(f) for f in ns["fractions"]]
     assert len(fr) == 3, "fractions: one value per prior (1e-2, 1e-3, 1e-4), in that order"
     for f, p in zip(fr, (1e-2, 1e-3, 1e-4)):
-        mech = hm.hellinger_mechanism((p, p), 300, 50.0, 0.5)
+        mech = hm.SmoothedHellinger((p, p), 300, 50.0, 0.5)
         lp = mech.log_pmf
         # the pure epsilon spent, by brute force over the neighbouring counts (a, a + 1)
         spend = max(np.abs(lp[a] - lp[a + 1]).max() for a in range(300)) / 50.0
@@ -363,14 +363,14 @@ def _flip_z(n_rows, eps, seed, draws=20_000):
     """z of (mean KL of the Dirichlet release - mean KL of the Laplace release) for the first n_rows
     training rows' class counts of Adult, with fresh random numbers (not the chapter's seeds)."""
     from lib.experiments.preprocessing import prepare
-    from lib.mechanisms.protocol import ReleaseSpec, get
+    from lib.mechanisms.protocol import ApproximateDP, ReleaseSpec, get
     adult = prepare("Adult", binning="public")
     counts = np.bincount(adult.y_train[:n_rows], minlength=adult.n_classes)
     p = counts / n_rows
     spec = ReleaseSpec.of([counts], n_rows)
     kls = []
     for k, name in enumerate(("dirichlet", "laplace")):
-        y = get(name).calibrate_dp(eps, 1e-5, spec).releases[0].release(
+        y = get(name).calibrate(ApproximateDP(eps, 1e-5), spec).releases[0].release(
             np.broadcast_to(counts, (draws, counts.size)), np.random.default_rng([2815, seed, n_rows, k]))
         with np.errstate(divide="ignore", invalid="ignore"):
             kls.append(np.where(p > 0, p * np.log(p / y), 0.0).sum(-1))

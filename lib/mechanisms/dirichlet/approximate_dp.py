@@ -1,83 +1,36 @@
-"""One :math:`(\\hat\\varepsilon, \\delta)`-DP target for a whole model (Appendix C).
+"""The Dirichlet mechanism's :math:`(\\hat\\varepsilon, \\delta)`-DP target for a whole model (Appendix C).
 
 A private naive Bayes model (:mod:`lib.models.naive_bayes`) or Bayesian network makes
 :math:`m` histogram releases: one per table of counts. Under replace-one
 neighbours every release moves two of its cells by one, so each has
-:math:`\\Delta_2^2 = 2`, :math:`\\Delta_\\infty = 1`, :math:`\\Delta_1 = 2`. This
-module meets one target :math:`(\\hat\\varepsilon, \\delta)` for all :math:`m`
-releases together, with four mechanisms, and returns one mechanism object per
-release (:func:`calibrate_model`):
+:math:`\\Delta_2^2 = 2` and :math:`\\Delta_\\infty = 1`. The Dirichlet mechanism
+meets one target :math:`(\\hat\\varepsilon, \\delta)` for all :math:`m` releases
+together: all releases at one order :math:`\\lambda`, each
+:math:`(\\lambda, \\varepsilon)`-RDP by Algorithm 1; they compose to
+:math:`(\\lambda, m\\varepsilon)`-RDP, converted once by eq. (14)
+(:func:`lib.privacy.accounting.dp_to_rdp`). The order minimises the expected KL
+loss of *public* reference tables (:func:`public_reference`, :func:`model_order`,
+the search of :func:`lib.mechanisms.dirichlet.order.optimal_order` summed over
+the releases), or follows the author's rule :math:`\\lambda = 1 + 1/\\varepsilon`
+(:func:`lib.mechanisms.dirichlet.order.fixed_order`); :func:`dirichlet_order`
+chooses between them.
 
-* ``"dirichlet"``: all releases at one order :math:`\\lambda`, each
-  :math:`(\\lambda, \\varepsilon)`-RDP by Algorithm 1; they compose to
-  :math:`(\\lambda, m\\varepsilon)`-RDP, converted once by eq. (14)
-  (:func:`lib.privacy.accounting.dp_to_rdp`). The order minimises the expected KL loss
-  of *public* reference tables (:func:`public_reference`, :func:`model_order`,
-  the search of :func:`lib.mechanisms.dirichlet.order.optimal_order` summed over the
-  releases), or follows the author's rule
-  :math:`\\lambda = 1 + 1/\\varepsilon` (:func:`lib.mechanisms.dirichlet.order.fixed_order`).
-* ``"gaussian"``: the :math:`m` releases with i.i.d. :math:`N(0, \\sigma^2)` noise
-  are one Gaussian mechanism of joint :math:`\\ell_2`-sensitivity
-  :math:`\\sqrt{2m}`; :math:`\\sigma` is the exact one of Balle and Wang's
-  analytic Gaussian mechanism (:func:`analytic_gaussian_sigma`).
-* ``"laplace"``: pure DP, basic composition: each release
-  :math:`\\hat\\varepsilon/m`-DP, scale :math:`2m/\\hat\\varepsilon`
-  (:func:`laplace_dp_scale`); :math:`\\delta` is not used.
-* ``"gohari"``: Algorithm 1's release :math:`\\mathrm{Dirichlet}(r f + \\alpha)`,
-  :math:`\\alpha = 1 + 4(\\lambda - 1) r`, with :math:`r` from Gohari et al.'s
-  guarantee (:func:`lib.mechanisms.gohari.gohari_calibrate`) at
-  :math:`(\\hat\\varepsilon/m, \\delta/m)` per release (basic composition of
-  approximate DP). A target that no :math:`r` reaches is reported as not
-  attained, never replaced by another calibration.
-* ``"gaussian_classical"``: the classical
-  :math:`\\sigma = \\sqrt{2\\log(1.25/\\delta)}\\,\\Delta_2/\\hat\\varepsilon`
-  at the joint sensitivity, for comparison only: it is proved for
-  :math:`\\hat\\varepsilon < 1` and fails above (:func:`analytic_gaussian_delta`
-  measures by how much).
+The other mechanisms' calibrations to the same target sit beside them: the
+Gaussian and Laplace solvers in :mod:`lib.mechanisms.noise.calibration`, Gohari
+et al.'s guarantee composed over the releases in
+:mod:`lib.mechanisms.gohari.mechanism`.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
-from scipy import special
 
 from lib import _validate
-from lib.privacy.accounting import _MAX_BRACKET_STEPS, blame_target, dp_to_rdp, min_order, search_order, search_order_many
+from lib.privacy.accounting import blame_target, dp_to_rdp, search_order, search_order_many
 from lib.mechanisms.dirichlet.order import OrderChoice, fixed_order
 from lib.mechanisms.dirichlet.calibration import calibrate
-from lib.mechanisms.gohari import gohari_calibrate
-from lib.mechanisms.gohari.batch import gohari_calibrate_many
 from lib.mechanisms.dirichlet.moments import expected_kl_loss
-from lib.mechanisms.protocol import L1, L2_SQ, LINF
-#: Largest epsilon_hat of :func:`analytic_gaussian_sigma`: above it the terms of
-#: delta cancel beyond double precision (checked by the hardening tests).
-GAUSSIAN_EPSILON_HAT_MAX = 1e10
-#: Order of Gohari et al.'s release, :math:`\alpha = 1 + 4(\lambda - 1) r` (the author's value).
-GOHARI_LAM = 5.0
-
-
-def _target(epsilon_hat, delta):
-    eps = _validate.scalar(_validate.positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
-    dlt = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
-    return eps, dlt
-
-
-def _domain_sizes(domain_sizes):
-    sizes = np.asarray(domain_sizes)
-    if (sizes.ndim != 1 or sizes.size < 1 or not np.issubdtype(sizes.dtype, np.integer)
-            or np.any(sizes < 2)):
-        raise ValueError(
-            f"domain_sizes must be a non-empty 1-D sequence of integers in [2, inf), one per "
-            f"release; got {domain_sizes!r}"
-        )
-    sizes = tuple(int(v) for v in sizes)
-    _validate.cells(sum(sizes), f"domain_sizes (summing to {sum(sizes)})")
-    return sizes
-
-
-# ----------------------------------------------------------------------------- Dirichlet
+from lib.mechanisms.protocol import L2_SQ, LINF
 
 
 def public_reference(n_total, domain_sizes, n_rows, *, exponent=1.0):
@@ -117,7 +70,7 @@ def public_reference(n_total, domain_sizes, n_rows, *, exponent=1.0):
            [30., 15., 10.]])
     """
     n_total = _validate.scalar(_validate.positive(n_total, "n_total"), "n_total")
-    sizes = _domain_sizes(domain_sizes)
+    sizes = _validate.domain_sizes(domain_sizes)
     rows = np.asarray(n_rows)
     if rows.shape != (len(sizes),) or not np.issubdtype(rows.dtype, np.integer) or np.any(rows < 1):
         raise ValueError(f"n_rows must hold one integer in [1, inf) per release ({len(sizes)}); "
@@ -216,7 +169,7 @@ def model_order(epsilon_hat, delta, histograms, *, n_releases, grid_size=128) ->
     OrderChoice
         ``expected_kl`` is the total over all rows of ``histograms``.
     """
-    eps, dlt = _target(epsilon_hat, delta)
+    eps, dlt = _validate.dp_target(epsilon_hat, delta)
     m = _validate.integer(n_releases, "n_releases")
     grid_size = _validate.integer(grid_size, "grid_size", 8)
     rows = _rows(histograms)
@@ -253,8 +206,8 @@ def model_order_many(epsilon_hats, delta, histograms, *, n_releases, grid_size=1
     targets = np.atleast_1d(_validate.positive(epsilon_hats, "epsilon_hats"))
     if targets.ndim != 1:
         raise ValueError(f"epsilon_hats must be a 1-D sequence; got shape {targets.shape}")
-    targets = [_target(e, delta)[0] for e in targets]
-    dlt = _target(targets[0] if targets else 1.0, delta)[1]
+    targets = [_validate.dp_target(e, delta)[0] for e in targets]
+    dlt = _validate.dp_target(targets[0] if targets else 1.0, delta)[1]
     m = _validate.integer(n_releases, "n_releases")
     grid_size = _validate.integer(grid_size, "grid_size", 8)
     if not targets:
@@ -324,7 +277,7 @@ def dirichlet_order(epsilon_hat, delta, n_releases, *, reference=None, rule="opt
     -------
     OrderChoice
     """
-    eps, dlt = _target(epsilon_hat, delta)
+    eps, dlt = _validate.dp_target(epsilon_hat, delta)
     m = _validate.integer(n_releases, "n_releases")
     if rule == "optimal":
         if reference is None:
@@ -336,296 +289,3 @@ def dirichlet_order(epsilon_hat, delta, n_releases, *, reference=None, rule="opt
             choice = choice._replace(expected_kl=float(total_expected_kl(reference, choice.r, choice.alpha)))
         return choice
     raise ValueError(f"rule must be 'optimal' or 'fixed'; got {rule!r}")
-
-
-# ----------------------------------------------------------------------------- Gaussian
-
-
-def analytic_gaussian_delta(sigma, epsilon_hat, sensitivity):
-    """Exact :math:`\\delta(\\hat\\varepsilon)` of the Gaussian mechanism (Balle and Wang 2018, Thm 8).
-
-    Adding :math:`N(0, \\sigma^2 I)` to a query of :math:`\\ell_2`-sensitivity
-    :math:`\\Delta` is :math:`(\\hat\\varepsilon, \\delta)`-DP exactly for
-
-    .. math::
-        \\delta = \\Phi\\Big(\\frac{\\Delta}{2\\sigma} - \\frac{\\hat\\varepsilon\\sigma}{\\Delta}\\Big)
-        - e^{\\hat\\varepsilon}\\,\\Phi\\Big(-\\frac{\\Delta}{2\\sigma}
-        - \\frac{\\hat\\varepsilon\\sigma}{\\Delta}\\Big)
-
-    and for no smaller :math:`\\delta` (the privacy loss of a Gaussian is itself
-    Gaussian). Evaluated as :math:`\\Phi(a)\\,(1 - e^{\\hat\\varepsilon + \\log\\Phi(b)
-    - \\log\\Phi(a)})` with ``scipy.special.log_ndtr``, accurate far into the tails.
-
-    Parameters
-    ----------
-    sigma, epsilon_hat, sensitivity : array_like
-        Positive; broadcast together.
-
-    Returns
-    -------
-    ndarray or float
-
-    Examples
-    --------
-    >>> round(float(analytic_gaussian_delta(1.0, 0.5, 1.0)), 6)
-    0.238422
-    """
-    sigma, eps, sens = _validate.broadcast(
-        sigma=_validate.positive(sigma, "sigma"),
-        epsilon_hat=_validate.positive(epsilon_hat, "epsilon_hat"),
-        sensitivity=_validate.positive(sensitivity, "sensitivity"),
-    )
-    return _gaussian_delta(sigma, eps, sens)
-
-
-def _gaussian_delta(sigma, eps, sens):
-    """:func:`analytic_gaussian_delta` of checked, broadcast arrays (the root search's inner loop)."""
-    a = sens / (2 * sigma) - eps * sigma / sens
-    b = -sens / (2 * sigma) - eps * sigma / sens
-    log_a = special.log_ndtr(a)
-    with np.errstate(invalid="ignore", over="ignore"):
-        out = np.exp(log_a) * -np.expm1(eps + special.log_ndtr(b) - log_a)
-    # Phi(a) underflows to 0 far in the tail (-inf - -inf is NaN): delta is 0 there;
-    # rounding can leave a hair below 0 where delta is far below Phi(a).
-    out = np.where(np.isneginf(log_a), 0.0, out)
-    return np.maximum(out, 0.0)[()]
-
-
-def analytic_gaussian_sigma(epsilon_hat, delta, sensitivity):
-    """The smallest :math:`\\sigma` with :func:`analytic_gaussian_delta` :math:`\\le \\delta`.
-
-    :math:`\\delta(\\sigma)` decreases strictly from 1 (as :math:`\\sigma \\to 0`) to
-    0, so the root is unique. It is bracketed by doubling and halving from
-    :math:`\\sigma = \\Delta`, then found in :math:`\\log\\sigma` by Brent's method
-    to a relative :math:`10^{-12}` in :math:`\\sigma`. Valid for every
-    :math:`\\hat\\varepsilon > 0`.
-
-    Parameters
-    ----------
-    epsilon_hat : float
-        :math:`\\hat\\varepsilon \\in (0, \\infty)`.
-    delta : float
-        :math:`\\delta \\in (0, 1)`.
-    sensitivity : float
-        :math:`\\ell_2`-sensitivity :math:`\\Delta > 0` of the whole query
-        (:math:`\\sqrt{2m}` for :math:`m` histogram releases).
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> s = analytic_gaussian_sigma(1.0, 1e-5, 2.0)
-    >>> round(float(analytic_gaussian_delta(s, 1.0, 2.0)) / 1e-5, 9)
-    1.0
-    """
-    eps, dlt = _target(epsilon_hat, delta)
-    sens = _validate.scalar(_validate.positive(sensitivity, "sensitivity"), "sensitivity")
-    if eps > GAUSSIAN_EPSILON_HAT_MAX:
-        raise ValueError(f"epsilon_hat must be in (0, {GAUSSIAN_EPSILON_HAT_MAX:g}] for the analytic Gaussian "
-                         f"calibration (beyond it double precision cannot resolve delta); got {eps:g}")
-
-    def gap(t):  # delta underflows to 0 only far above the root: log(0) = -inf is fine
-        with np.errstate(divide="ignore"):
-            sigma = np.exp(t)
-            if not 0 < sigma < np.inf:  # outside double precision: the checked path raises
-                analytic_gaussian_delta(sigma, eps, sens)
-            return np.log(_gaussian_delta(sigma, eps, sens)) - np.log(dlt)
-
-    lo = hi = np.log(sens)
-    for _ in range(_MAX_BRACKET_STEPS):  # delta -> 1 as sigma -> 0
-        if gap(lo) > 0:
-            break
-        lo -= 1.0
-    else:
-        raise ValueError(f"no sigma above {np.exp(lo):.3g} reaches delta = {dlt:g} at epsilon_hat = {eps:g} "
-                         f"and sensitivity = {sens:g}; epsilon_hat / sensitivity is beyond double precision")
-    for _ in range(_MAX_BRACKET_STEPS):  # delta -> 0 as sigma -> inf
-        if gap(hi) <= 0:
-            break
-        hi += 1.0
-    else:
-        raise ValueError(f"no sigma below {np.exp(hi):.3g} reaches delta = {dlt:g} at epsilon_hat = {eps:g} "
-                         f"and sensitivity = {sens:g}; epsilon_hat / sensitivity is beyond double precision")
-    t = _validate.brentq(gap, lo, hi, f"the Gaussian sigma of epsilon_hat = {eps:g}, delta = {dlt:g}",
-                         xtol=1e-13, rtol=4 * np.finfo(float).eps)
-    sigma = float(np.exp(t))
-    if not 0 < sigma < np.inf:
-        raise ValueError(f"sigma for epsilon_hat = {eps:g}, delta = {dlt:g}, sensitivity = {sens:g} is "
-                         "outside double precision")
-    return sigma
-
-
-def classical_gaussian_sigma(epsilon_hat, delta, sensitivity):
-    """The classical :math:`\\sigma = \\sqrt{2\\log(1.25/\\delta)}\\,\\Delta/\\hat\\varepsilon`.
-
-    Dwork and Roth (2014), Theorem A.1, proved for :math:`\\hat\\varepsilon < 1`
-    only; for larger :math:`\\hat\\varepsilon` the exact :math:`\\delta` of this
-    :math:`\\sigma` (:func:`analytic_gaussian_delta`) exceeds the target. Used
-    here only to show that (the author's code used it for every
-    :math:`\\hat\\varepsilon`).
-    """
-    eps, dlt = _target(epsilon_hat, delta)
-    sens = _validate.scalar(_validate.positive(sensitivity, "sensitivity"), "sensitivity")
-    with np.errstate(over="ignore", under="ignore"):
-        sigma = float(np.sqrt(2 * np.log(1.25 / dlt)) * sens / eps)
-    if not 0 < sigma < np.inf:
-        raise ValueError(f"sigma = sqrt(2 log(1.25/delta)) sensitivity / epsilon_hat is outside double precision "
-                         f"for epsilon_hat = {eps:g}, delta = {dlt:g}, sensitivity = {sens:g}")
-    return sigma
-
-
-def rdp_gaussian_sigma(epsilon_hat, delta, sensitivity, *, grid_size=256):
-    """:math:`\\sigma` from RDP (Mironov 2017, Cor. 3) and eq. (14) at the best order.
-
-    The Gaussian mechanism is :math:`(\\lambda, \\lambda\\Delta^2/(2\\sigma^2))`-RDP
-    at every order; eq. (14) at order :math:`\\lambda` then needs
-    :math:`\\sigma^2 = \\lambda\\Delta^2 / (2\\,\\varepsilon(\\lambda))` with
-    :math:`\\varepsilon(\\lambda)` = ``dp_to_rdp(epsilon_hat, lam, delta)``. The
-    order is chosen to minimise :math:`\\sigma` (grid in
-    :math:`\\log(\\lambda - \\lambda_0)`, then two finer grids, :func:`lib.privacy.accounting.search_order`). A valid
-    but looser calibration than :func:`analytic_gaussian_sigma`, kept for the
-    comparison.
-    """
-    eps, dlt = _target(epsilon_hat, delta)
-    sens = _validate.scalar(_validate.positive(sensitivity, "sensitivity"), "sensitivity")
-
-    def log_var(lam):
-        return np.log(lam * sens**2 / 2) - np.log(dp_to_rdp(eps, lam, dlt))
-
-    lam0 = min_order(eps, dlt)
-    _, value = search_order(eps, dlt, log_var, lam_max=lam0 + 1e4 / dlt,
-                            grid_size=_validate.integer(grid_size, "grid_size", 8))
-    return float(np.exp(value / 2))
-
-
-# ----------------------------------------------------------------------------- Laplace
-
-
-def laplace_dp_scale(epsilon_hat, n_releases, l1=L1):
-    """Laplace scale :math:`b = m\\Delta_1/\\hat\\varepsilon`: pure DP, basic composition.
-
-    Each of the :math:`m` releases is :math:`\\Delta_1/b = \\hat\\varepsilon/m`-DP;
-    :math:`m` of them compose to :math:`\\hat\\varepsilon`-DP, hence
-    :math:`(\\hat\\varepsilon, \\delta)`-DP for every :math:`\\delta \\ge 0`.
-
-    Examples
-    --------
-    >>> laplace_dp_scale(1.0, 14)
-    28.0
-    """
-    eps = _validate.scalar(_validate.positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
-    l1 = _validate.scalar(_validate.positive(l1, "l1"), "l1")
-    return float(_validate.integer(n_releases, "n_releases") * l1 / eps)
-
-
-def author_laplace_scale(epsilon_hat, delta, l1=L1):
-    """The author's per-release Laplace scale, recorded for comparison only.
-
-    :math:`\\Delta_1/\\hat\\varepsilon\\cdot\\sqrt{\\log(0.5/\\delta)/\\log(1/\\delta)}`
-    (``ORIGINAL_CODE_NOTES.md`` §4): a factor just below one on the pure-DP scale
-    of ONE release, with :math:`\\delta` entering although the Laplace mechanism
-    needs none.
-    """
-    eps, dlt = _target(epsilon_hat, delta)
-    l1 = _validate.scalar(_validate.positive(l1, "l1"), "l1")
-    return float(l1 / eps * np.sqrt(np.log(0.5 / dlt) / np.log(1 / dlt)))
-
-
-# ----------------------------------------------------------------------------- Gohari
-
-
-def gohari_releases(epsilon_hat, delta, domain_sizes, *, n_total, lam=GOHARI_LAM, cache=None):
-    """Gohari et al.'s calibration of every release, by basic composition.
-
-    Each of the :math:`m` releases gets :math:`(\\hat\\varepsilon/m, \\delta/m)`
-    (equal shares), so that the model is :math:`(\\hat\\varepsilon, \\delta)`-DP
-    by basic composition of approximate DP -- not the average of per-release
-    epsilons that the author's code used. One
-    :func:`lib.mechanisms.gohari.gohari_calibrate` call per distinct domain size.
-
-    Gohari et al.'s guarantee is for one vector with a known, fixed total
-    ``n_total``. The rows of a naive Bayes or Bayesian-network table have
-    private totals (class or parent-configuration counts), so a caller with a
-    table passes its flattened size ``rows * d`` as the domain size and the
-    public number of records as ``n_total``, as
-    :meth:`lib.mechanisms.dirichlet.mechanism.GohariMechanism.calibrate_dp` does (its class notes
-    give the proof). Passing the row length ``d`` with ``n_total = N``, as the
-    author's code did, gives a guarantee that is not proven.
-
-    Parameters
-    ----------
-    epsilon_hat, delta : float
-        Target of the whole model.
-    domain_sizes : sequence of int
-        :math:`d_i \\ge 2`, the length of the vectors of release :math:`i`.
-    n_total : float
-        The total passed to Gohari et al.'s formulas.
-    lam : float, default :data:`GOHARI_LAM`
-        Order in :math:`\\alpha = 1 + 4(\\lambda - 1) r`.
-    cache : dict, optional
-        Memo of ``gohari_calibrate`` results (or the ``ValueError`` it raised),
-        keyed by its arguments; pass one dict to share calibrations across calls.
-
-    Returns
-    -------
-    list of GohariGuarantee
-        One per release.
-
-    Raises
-    ------
-    ValueError
-        When some release cannot reach its share (the message says which
-        domain size and why).
-    """
-    eps, dlt = _target(epsilon_hat, delta)
-    sizes = _domain_sizes(domain_sizes)
-    n_total = _validate.scalar(_validate.positive(n_total, "n_total"), "n_total")
-    lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
-    cache = {} if cache is None else cache
-    m = len(sizes)
-    out = {}
-    for d in sorted(set(sizes)):
-        key = (eps / m, dlt / m, lam, n_total, d)
-        if key not in cache:
-            try:
-                cache[key] = gohari_calibrate(eps / m, dlt / m, lam=lam, n_total=n_total, d=d)
-            except ValueError as exc:
-                cache[key] = exc
-        if isinstance(cache[key], ValueError):
-            raise ValueError(f"Gohari et al.'s guarantee cannot reach ({eps / m:.4g}, {dlt / m:.3g}) "
-                             f"for a release with d = {d}: {cache[key]}") from cache[key]
-        out[d] = cache[key]
-    return [out[d] for d in sizes]
-
-
-def gohari_prefill(epsilon_hats, delta, domain_sizes, *, n_total, lam=GOHARI_LAM, cache):
-    """Solve the calibrations :func:`gohari_releases` needs at every target together, into ``cache``.
-
-    For each target :math:`\\hat\\varepsilon_i` and each distinct domain size,
-    the entry that :func:`gohari_releases` would compute (a
-    :class:`lib.mechanisms.gohari.GohariGuarantee` or the ``ValueError`` raised), found by
-    one lockstep search (:func:`lib.mechanisms.gohari.batch.gohari_calibrate_many`) with the same
-    results; entries already in ``cache`` are kept. :func:`gohari_releases` then
-    reads them from the cache.
-    """
-    targets = np.atleast_1d(_validate.positive(epsilon_hats, "epsilon_hats")).ravel()
-    dlt = _target(1.0, delta)[1]
-    sizes = _domain_sizes(domain_sizes)
-    n_total = _validate.scalar(_validate.positive(n_total, "n_total"), "n_total")
-    lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
-    m = len(sizes)
-    keys = []
-    for e in targets:
-        eps = _target(e, dlt)[0]
-        for d in sorted(set(sizes)):
-            key = (eps / m, dlt / m, lam, n_total, d)
-            if key not in cache and key not in keys:
-                keys.append(key)
-    if keys:
-        found = gohari_calibrate_many([k[0] for k in keys], dlt / m, lam=lam, n_total=n_total,
-                                      d=[k[4] for k in keys])
-        for key, res in zip(keys, found):
-            cache[key] = res
-    return cache

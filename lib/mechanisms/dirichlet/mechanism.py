@@ -19,15 +19,17 @@ Remark 2 adds a known lower bound :math:`b` on every count inside :math:`\\psi'`
 from __future__ import annotations
 
 import numpy as np
+from scipy import special
 
 from lib import _validate
-from lib.mechanisms.dirichlet.approximate_dp import (GOHARI_LAM, dirichlet_order, gohari_prefill, gohari_releases, model_order_many,
-                            public_reference)
+from lib.mechanisms.dirichlet.approximate_dp import dirichlet_order, model_order_many, public_reference
 from lib.mechanisms.noise import _normalise_rows
 from lib.mechanisms.dirichlet.calibration import calibrate
+from lib.mechanisms.dirichlet.curve import exact_curve
 from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
 from lib.privacy.neighbours import all_neighbours
-from lib.mechanisms.protocol import L2_SQ, LINF, ApproximateDP, Mechanism, ModelCalibration, RenyiDP, _dp_targets, register
+from lib.mechanisms.protocol import (L2_SQ, LINF, Guarantee, Mechanism, ModelCalibration, NotPrivate, RenyiDP, _batchable,
+                                     _buffer, _logs_of, register)
 
 
 class DirichletMechanism(Mechanism):
@@ -61,7 +63,7 @@ class DirichletMechanism(Mechanism):
     """
 
     name, label = "dirichlet", "Dirichlet"
-    #: How :meth:`calibrate_dp` chooses the order: "optimal" (expected KL of
+    #: How the (eps_hat, delta) calibration chooses the order: "optimal" (expected KL of
     #: public reference tables, :func:`lib.mechanisms.dirichlet.approximate_dp.model_order`) or
     #: "fixed" (the author's rule, :func:`lib.mechanisms.dirichlet.order.fixed_order`).
     order_rule = "optimal"
@@ -74,15 +76,15 @@ class DirichletMechanism(Mechanism):
         self.r, self.alpha = (float(v) for v in calibrate(self.epsilon, self.lam, self.l2_sq, self.linf))
 
     @classmethod
-    def from_concentration(cls, r, alpha):
+    def from_concentration(cls, r, alpha, guarantee=None):
         """A Dirichlet release with a given scale and pseudo-count, no RDP target.
 
         Line 3 of Algorithm 1 with :math:`r` and :math:`\\alpha` chosen by some
         other accounting (for example Gohari et al.'s
         :math:`(\\hat\\varepsilon, \\delta)` guarantee,
         :func:`lib.mechanisms.gohari.gohari_calibrate`). The attributes ``epsilon``,
-        ``lam``, ``l2_sq`` and ``linf`` are None: the object makes no RDP claim,
-        so :meth:`worst_neighbour` is unavailable.
+        ``lam``, ``l2_sq`` and ``linf`` are None (no RDP target was asked
+        for), so :meth:`worst_neighbour` is unavailable.
 
         Parameters
         ----------
@@ -90,83 +92,127 @@ class DirichletMechanism(Mechanism):
             Scale :math:`r \\in (0, \\infty)` of the counts.
         alpha : float
             Pseudo-count :math:`\\alpha \\in (0, \\infty)`.
+        guarantee : Guarantee, optional
+            What the other accounting proves for one release. Default: the
+            Renyi DP that Theorem 1 gives these :math:`(r, \\alpha)` for a
+            histogram under replace-one neighbours (Notes), or
+            :class:`lib.privacy.guarantees.NotPrivate` (no statement) when
+            :math:`\\alpha \\le 1`.
+
+        Returns
+        -------
+        DirichletMechanism
+
+        Raises
+        ------
+        ValueError
+            If ``r`` or ``alpha`` is not positive and finite, or ``guarantee``
+            is not a :class:`lib.privacy.guarantees.Guarantee`.
+
+        Notes
+        -----
+        Algorithm 1 with sensitivities :math:`(\\Delta_2^2, \\Delta_\\infty) = (2,
+        1)` at :math:`(\\lambda, \\varepsilon)` releases exactly
+        :math:`\\mathrm{Dirichlet}(r f + \\alpha)` when :math:`\\lambda = 1 +
+        (\\alpha - 1)/(4r)` and :math:`\\varepsilon = \\lambda r^2\\psi'(1 +
+        3(\\alpha - 1)/4)` (Line 1 solved for :math:`\\varepsilon`, Line 2 for
+        :math:`\\lambda`), so Theorem 1 states that Renyi DP for every
+        :math:`\\alpha > 1`.
 
         Examples
         --------
-        >>> DirichletMechanism.from_concentration(0.5, 9.0)
+        >>> m = DirichletMechanism.from_concentration(0.5, 9.0)
+        >>> m
         DirichletMechanism.from_concentration(r=0.5, alpha=9)
+        >>> m.guarantee.lam
+        5.0
         """
         self = cls.__new__(cls)
         self.epsilon = self.lam = self.l2_sq = self.linf = None
         self.r = _validate.scalar(_validate.positive(r, "r"), "r")
         self.alpha = _validate.scalar(_validate.positive(alpha, "alpha"), "alpha")
+        if guarantee is None:
+            guarantee = _theorem_1(self.r, self.alpha)
+        if not isinstance(guarantee, Guarantee):
+            raise ValueError(f"guarantee must be a Guarantee (e.g. ApproximateDP(0.1, 1e-6)); got {guarantee!r}")
+        self._statement = guarantee
         return self
 
     @property
     def guarantee(self):
-        """:math:`(\\lambda, \\varepsilon)`-RDP (Theorem 1); None for :meth:`from_concentration`."""
+        """:math:`(\\lambda, \\varepsilon)`-RDP (Theorem 1); for :meth:`from_concentration`, its statement.
+
+        The curve is the exact worst case over neighbouring histograms at every
+        order (:func:`lib.mechanisms.dirichlet.curve.exact_curve`), for
+        histogram sensitivities; None for other sensitivities.
+        """
         if self.epsilon is None:
-            return None
-        return RenyiDP(self.lam, self.epsilon)
+            return self._statement
+        return RenyiDP(self.lam, self.epsilon, curve=exact_curve(self.r, self.alpha, self.l2_sq, self.linf))
 
     @classmethod
-    def for_release_rdp(cls, epsilon, lam, spec, index):
-        """Algorithm 1 at :math:`(\\lambda, \\varepsilon)` with replace-one sensitivities (2, 1)."""
-        return cls(epsilon, lam, l2_sq=L2_SQ, linf=LINF)
+    def _renyi_release(cls, target, spec, index):
+        """Algorithm 1 at the share :math:`(\\lambda, \\varepsilon)` with replace-one sensitivities (2, 1)."""
+        return cls(target.epsilon, target.lam, l2_sq=L2_SQ, linf=LINF)
 
     @classmethod
-    def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
+    def _calibrate_approximate(cls, target, spec, cache):
         """All :math:`m` releases at one order, composed in RDP and converted once by eq. (14).
 
         The order minimises the expected KL loss of public reference tables of
         the releases' shapes (:func:`lib.mechanisms.dirichlet.approximate_dp.public_reference`,
         :func:`lib.mechanisms.dirichlet.approximate_dp.dirichlet_order`), or follows the author's
-        rule when ``order_rule`` is "fixed".
+        rule when ``order_rule`` is "fixed". Each release is
+        :math:`(\\lambda, \\varepsilon/m)`-RDP; the calibration states ``target``,
+        the conversion of their composition.
         """
-        key = cls._order_key(epsilon_hat, delta, spec)
+        key = cls._order_key(target, spec)
         if cache is not None and key in cache:
-            return cls._from_choice(cache[key], spec)
+            return cls._from_choice(cache[key], spec, target)
         sizes = [d for _, d in spec.shapes]
         rows = [k for k, _ in spec.shapes]
         reference = public_reference(spec.n_total, sizes, rows) if cls.order_rule == "optimal" else None
-        choice = dirichlet_order(epsilon_hat, delta, spec.n_releases, reference=reference,
+        choice = dirichlet_order(target.epsilon, target.delta, spec.n_releases, reference=reference,
                                  rule=cls.order_rule)
         if cache is not None:
             cache[key] = choice
-        return cls._from_choice(choice, spec)
+        return cls._from_choice(choice, spec, target)
 
     @classmethod
-    def _order_key(cls, epsilon_hat, delta, spec):
+    def _order_key(cls, target, spec):
         """The key of an order choice in a calibration cache (the target checked first)."""
-        eps = _validate.scalar(_validate.positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
-        dlt = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
-        return ("dirichlet-order", cls.order_rule, eps, dlt, spec.n_total, tuple(spec.shapes))
+        eps = _validate.scalar(_validate.positive(target.epsilon, "epsilon_hat"), "epsilon_hat")
+        return ("dirichlet-order", cls.order_rule, eps, target.delta, spec.n_total, tuple(spec.shapes))
 
     @classmethod
-    def calibrate_dp_many(cls, epsilon_hats, delta, spec, *, cache=None):
-        """:meth:`calibrate_dp` at every target, the order searches run together.
+    def _calibrate_approximate_many(cls, targets, spec, cache):
+        """The (eps_hat, delta) calibration of every target, the order searches run together.
 
-        With ``order_rule = "optimal"`` the searches of all targets run in
-        lockstep (:func:`lib.mechanisms.dirichlet.approximate_dp.model_order_many`), with the same
-        result for each target as :meth:`calibrate_dp`.
+        With ``order_rule = "optimal"`` and one :math:`\\delta` the searches of
+        all targets run in lockstep
+        (:func:`lib.mechanisms.dirichlet.approximate_dp.model_order_many`), with
+        the same result for each target as one at a time.
         """
-        if cls.order_rule != "optimal" or cls.calibrate_dp.__func__ is not DirichletMechanism.calibrate_dp.__func__:
-            # the author's rule, or a subclass with a calibration of its own: target by target
-            return Mechanism.calibrate_dp_many.__func__(cls, epsilon_hats, delta, spec, cache=cache)
-        targets = _dp_targets(epsilon_hats)
+        deltas = {t.delta for t in targets}
+        own = cls._calibrate_approximate.__func__ is DirichletMechanism._calibrate_approximate.__func__
+        if cls.order_rule != "optimal" or not own or len(deltas) != 1:
+            # the author's rule, a subclass with a calibration of its own, or several deltas: one by one
+            return [cls._calibrate_approximate(t, spec, cache) for t in targets]
+        (delta,) = deltas
         cache = {} if cache is None else cache
-        keys = [cls._order_key(e, delta, spec) for e in targets]
+        keys = [cls._order_key(t, spec) for t in targets]
         todo = [i for i, key in enumerate(keys) if key not in cache]
         if todo:
             reference = public_reference(spec.n_total, [d for _, d in spec.shapes], [k for k, _ in spec.shapes])
-            choices = model_order_many([targets[i] for i in todo], delta, reference, n_releases=spec.n_releases)
+            choices = model_order_many([targets[i].epsilon for i in todo], delta, reference,
+                                       n_releases=spec.n_releases)
             for i, choice in zip(todo, choices):
                 cache[keys[i]] = choice
-        return [cls._from_choice(cache[key], spec) for key in keys]
+        return [cls._from_choice(cache[key], spec, t) for key, t in zip(keys, targets)]
 
     @classmethod
-    def _from_choice(cls, choice, spec):
-        """The calibration of :meth:`calibrate_dp` for an :class:`lib.mechanisms.dirichlet.order.OrderChoice`.
+    def _from_choice(cls, choice, spec, target):
+        """The (eps_hat, delta) calibration for an :class:`lib.mechanisms.dirichlet.order.OrderChoice`.
 
         The choice already holds Algorithm 1's ``r`` and ``alpha`` at its order
         and level (the values the constructor would compute: Line 1 solves each
@@ -176,7 +222,7 @@ class DirichletMechanism(Mechanism):
         mech.epsilon, mech.lam, mech.l2_sq, mech.linf = float(choice.epsilon), float(choice.lam), L2_SQ, LINF
         mech.r, mech.alpha = float(choice.r), float(choice.alpha)
         params = {"lam": choice.lam, "r": mech.r, "alpha": mech.alpha, "epsilon_rdp": choice.epsilon}
-        return ModelCalibration(cls.name, True, (mech,) * spec.n_releases, params)
+        return ModelCalibration(cls.name, True, (mech,) * spec.n_releases, params, target)
 
     def __repr__(self) -> str:
         if self.epsilon is None:
@@ -236,29 +282,31 @@ class DirichletMechanism(Mechanism):
         worst = int(np.argmax(spent))
         return float(spent[worst]), neighbours[worst]
 
-    @staticmethod
-    def _release_tables(objects, tables, views, flat, rng) -> bool:
-        """:meth:`release` of ``n_draws`` copies of every table by its object, into ``views`` of ``flat``.
+    @classmethod
+    def log_release_tables(cls, objects, tables, n_draws, rng):
+        """:meth:`lib.mechanisms.protocol.Mechanism.log_release_tables`, all tables in one buffer.
 
-        The batched path of :func:`lib.models.naive_bayes.log_releases` (the layout of
-        :meth:`lib.mechanisms.noise._NoiseMechanism._release_tables`): every
-        concentration :math:`r f + \\alpha` written in release order, the Gamma
-        variates of all tables drawn by one call (a Generator fills an array
-        element by element, so the stream and the values are those of one call
-        per table) and the rows normalised together: bit for bit the draws of
-        :meth:`release`. Returns False, with nothing drawn, where a
-        concentration is below 1 or overflows (:meth:`release`'s rare paths);
-        the caller then releases table by table.
+        Every concentration :math:`r f + \\alpha` is written in release order,
+        the Gamma variates of all tables drawn by one call (a Generator fills
+        an array element by element, so the stream and the values are those of
+        one call per table) and the rows normalised together: bit for bit the
+        draws of :meth:`release`. Where a concentration is below 1 or
+        overflows (:meth:`release`'s rare paths), or an object's class changes
+        the release, nothing is drawn here and the tables are released one by
+        one (the protocol's loop).
         """
+        if not _batchable(DirichletMechanism, ("release", "concentration"), objects, tables):
+            return Mechanism.log_release_tables.__func__(cls, objects, tables, n_draws, rng)
+        flat, views = _buffer(tables, n_draws)
         with np.errstate(over="ignore"):
             for m, v, t in zip(objects, views, tables):
                 np.multiply(t, m.r, out=v)  # release's concentration r f + alpha, entry by entry
                 v += m.alpha
         if flat.size and not (flat.min() >= 1 and np.isfinite(flat.max())):
-            return False
+            return Mechanism.log_release_tables.__func__(cls, objects, tables, n_draws, rng)
         rng.standard_gamma(flat, out=flat)
         _normalise_rows(flat, views)
-        return True
+        return _logs_of(flat, views)
 
     def release(self, counts, rng=None) -> np.ndarray:
         """Line 3: one draw :math:`y \\sim \\mathrm{Dirichlet}(r f(x) + \\alpha)` per vector.
@@ -310,6 +358,20 @@ class DirichletMechanism(Mechanism):
         return y
 
 
+def _theorem_1(r, alpha):
+    """The Renyi DP of :math:`\\mathrm{Dirichlet}(r f + \\alpha)` by Theorem 1.
+
+    NotPrivate (no statement) where Theorem 1 gives none in double precision:
+    :math:`\\alpha \\le 1`, an order that rounds to 1, or a level that overflows.
+    """
+    lam = 1 + (alpha - 1) / (4 * r)
+    with np.errstate(over="ignore"):
+        eps = float(np.float64(lam) * r * r * special.polygamma(1, 1 + 0.75 * (alpha - 1)))
+    if not (alpha > 1 and lam > 1 and np.isfinite(eps)):
+        return NotPrivate()
+    return RenyiDP(lam, eps)
+
+
 def _log_space_dirichlet(a, rng):
     """Dirichlet(a) draws for shape parameters that may be far below 1, never zero or NaN.
 
@@ -327,100 +389,4 @@ def _log_space_dirichlet(a, rng):
     return y
 
 
-class GohariMechanism(DirichletMechanism):
-    """Algorithm 1's release with :math:`r` from Gohari et al.'s :math:`(\\hat\\varepsilon, \\delta)` guarantee.
-
-    :math:`\\mathrm{Dirichlet}(r f + \\alpha)` with :math:`\\alpha = 1 + 4(\\lambda - 1) r`
-    at :math:`\\lambda` = :data:`lib.mechanisms.dirichlet.approximate_dp.GOHARI_LAM`, and :math:`r` from
-    :func:`lib.mechanisms.gohari.gohari_calibrate` at :math:`(\\hat\\varepsilon/m, \\delta/m)`
-    per release (basic composition, :func:`lib.mechanisms.dirichlet.approximate_dp.gohari_releases`).
-    Built by :meth:`calibrate_dp` only; it has no RDP calibration.
-
-    **Tables with private row totals.** Gohari et al.'s guarantee is for one
-    vector with a known total. A table of ``rows`` vectors whose row totals are
-    private (class or parent-configuration counts) but whose grand total is the
-    public number of records :math:`N` (every record counted once) is treated as
-    one histogram of ``rows * d`` cells with total :math:`N`: replacing one
-    record moves one unit between two of its cells, so Gohari et al.'s
-    guarantee for :math:`\\mathrm{Dirichlet}(r F + \\alpha)` over the flattened
-    table holds with ``d = rows * d`` and ``n_total = N``. The rows of that one
-    draw, each divided by its own sum, are independent
-    :math:`\\mathrm{Dirichlet}(r f_c + \\alpha)` vectors (the Gamma representation
-    of the Dirichlet law), which is exactly the row-by-row release; so the row
-    release inherits the guarantee by post-processing. Until issue 19 the
-    calibration used ``d`` (the row length) with ``n_total = N``, a guarantee
-    that was not proven for private row totals; the flattened size costs a few
-    percent of ``r`` (about 3 % for a 10 x 17 table at N = 3934).
-    """
-
-    name, label = "gohari", "Gohari et al."
-    notions = ("dp",)
-
-    @property
-    def guarantee(self):
-        """:math:`(\\hat\\varepsilon/m, \\delta/m)`-DP per release, as calibrated."""
-        return self._guarantee
-
-    @classmethod
-    def for_release_rdp(cls, epsilon, lam, spec, index):
-        raise ValueError("the 'gohari' mechanism has no RDP calibration (its guarantee is "
-                         "(epsilon_hat, delta)-DP only)")
-
-    @staticmethod
-    def flat_sizes(spec):
-        """The number of cells ``rows * d`` of each release of ``spec`` (one flattened histogram each)."""
-        return [int(k) * int(d) for k, d in spec.shapes]
-
-    @classmethod
-    def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
-        """One :math:`r` per distinct flattened size ``rows * d``; not attained when no :math:`r` reaches the target.
-
-        Each release is :math:`(\\hat\\varepsilon/m, \\delta/m)`-DP as one
-        histogram of ``rows * d`` cells with total ``spec.n_total`` (class notes);
-        the model is :math:`(\\hat\\varepsilon, \\delta)`-DP by basic composition.
-        ``parameters["r"]`` and ``["alpha"]`` are keyed by the flattened size.
-        """
-        # A (rows, d) table is one histogram of rows * d cells with the public
-        # total N (see the class notes): its guarantee is proven with private row totals.
-        sizes = cls.flat_sizes(spec)
-        # Bad arguments raise here; only an unreachable target is "not attained".
-        _validate.scalar(_validate.positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
-        _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
-        try:
-            found = gohari_releases(epsilon_hat, delta, sizes, n_total=spec.n_total, lam=GOHARI_LAM,
-                                    cache=cache)
-        except ValueError as exc:
-            return ModelCalibration(cls.name, False, (), {"reason": str(exc)})
-        m = spec.n_releases
-        share = ApproximateDP(float(epsilon_hat) / m, float(delta) / m)
-        by_size = dict(zip(sizes, found))
-        objects = {}
-        for d, g in by_size.items():
-            objects[d] = cls.from_concentration(g.r, g.alpha)
-            objects[d]._guarantee = share
-        params = {"r": {d: float(g.r) for d, g in by_size.items()},
-                  "alpha": {d: float(g.alpha) for d, g in by_size.items()}}
-        return ModelCalibration(cls.name, True, tuple(objects[d] for d in sizes), params)
-
-    @classmethod
-    def calibrate_dp_many(cls, epsilon_hats, delta, spec, *, cache=None):
-        """:meth:`calibrate_dp` at every target, Gohari et al.'s searches of all targets run together.
-
-        The searches of every target and flattened size are solved in lockstep
-        into ``cache`` (:func:`lib.mechanisms.dirichlet.approximate_dp.gohari_prefill`, the same
-        results), then each target is calibrated by :meth:`calibrate_dp`,
-        which finds them there.
-        """
-        targets = _dp_targets(epsilon_hats)
-        cache = {} if cache is None else cache
-        if cls.calibrate_dp.__func__ is GohariMechanism.calibrate_dp.__func__ and targets:
-            try:  # what cannot be prefilled is met (and reported) by calibrate_dp itself
-                gohari_prefill(targets, delta, cls.flat_sizes(spec), n_total=spec.n_total, lam=GOHARI_LAM,
-                               cache=cache)
-            except ValueError:
-                pass
-        return [cls.calibrate_dp(e, delta, spec, cache=cache) for e in targets]
-
-
 register(DirichletMechanism)
-register(GohariMechanism)

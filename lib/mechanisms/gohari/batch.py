@@ -15,17 +15,16 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from lib import _validate
-from lib.mechanisms.dirichlet.divergence import _lgamma_diff
-from lib.mechanisms.gohari import (_MAX_STEPS, _NEGLIGIBLE, _U_NODES, _U_WEIGHTS, EPSILON_HAT_MAX, GAMMA_RTOL, R_RTOL,
-                     W_CHANGED, GohariGuarantee, GohariParameters, _check_delta, _check_setting, _scalar,
-                     _solve_gamma, gohari_calibrate)
+from lib.mechanisms.gohari import gohari_calibrate
+from lib.mechanisms.gohari._core import (GAMMA_RTOL, MAX_STEPS, NEGLIGIBLE, R_RTOL, U_NODES, U_WEIGHTS, GohariGuarantee,
+                                         GohariParameters, check_delta, check_setting, check_target, epsilon_hat_at,
+                                         params, solve_gamma, vertices)
 
 
 def _union_tail_rows(gamma, a):
-    """:func:`lib.mechanisms.gohari._union_tail` with one threshold per problem: ``gamma`` (n,), ``a`` (n, V, P) -> (n, V).
+    """:func:`lib.mechanisms.gohari._core.union_tail` with one threshold per problem: ``gamma`` (n,), ``a`` (n, V, P) -> (n, V).
 
-    The same arithmetic, entry by entry, as :func:`lib.mechanisms.gohari._union_tail` of problem
+    The same arithmetic, entry by entry, as :func:`lib.mechanisms.gohari._core.union_tail` of problem
     ``i`` at ``gamma[i]``.
     """
     a0 = a.sum(axis=2, keepdims=True)
@@ -39,15 +38,15 @@ def _union_tail_rows(gamma, a):
     jj = np.where(swap, i, j)
     ai, aj, al = np.take_along_axis(a, ii, axis=2), np.take_along_axis(a, jj, axis=2), a[:, :, l]
     ti, tj = np.take_along_axis(tails, ii, axis=2), np.take_along_axis(tails, jj, axis=2)
-    need = (np.minimum(ti, tj) > _NEGLIGIBLE * total[:, :, None]) & (ti > 1e-130)
+    need = (np.minimum(ti, tj) > NEGLIGIBLE * total[:, :, None]) & (ti > 1e-130)
     if np.any(need):
         g = np.broadcast_to(gamma[:, None, None], ti.shape)
         aib, ajb, alb, a0b = ai[need], aj[need], al[need], np.broadcast_to(a0, ai.shape)[need]
         tin = ti[need]
-        y = special.betaincinv(aib[:, None], (a0b - aib)[:, None], tin[:, None] * _U_NODES)
+        y = special.betaincinv(aib[:, None], (a0b - aib)[:, None], tin[:, None] * U_NODES)
         inner = special.betainc(ajb[:, None], alb[:, None], g[need][:, None] / (1 - y))
         pair = np.zeros(need.shape)
-        pair[need] = tin * (inner @ _U_WEIGHTS)
+        pair[need] = tin * (inner @ U_WEIGHTS)
         total = total - pair.sum(axis=2)
     return total
 
@@ -56,12 +55,12 @@ _PAIRS = np.array([[0, 1, 2], [0, 2, 1], [1, 2, 0]]).T
 
 
 def _illinois_many(func, lo, f_lo, hi, f_hi, *, xtol, ftol):
-    """:func:`lib.mechanisms.gohari._illinois` for many increasing functions at once, each taking its own steps.
+    """:func:`lib.mechanisms.gohari._core.illinois` for many increasing functions at once, each taking its own steps.
 
     ``func(t, which)`` returns the values of the functions ``which`` at ``t``
     and a mask of those it could evaluate (the others are given up). Returns
     ``(t, failed)``: the root of each function, and which ones were given up or
-    did not converge in the 200 steps of :func:`lib.mechanisms.gohari._illinois` (their ``t`` is NaN).
+    did not converge in the 200 steps of :func:`lib.mechanisms.gohari._core.illinois` (their ``t`` is NaN).
     """
     lo, hi, f_lo, f_hi = (np.array(x, float) for x in (lo, hi, f_lo, f_hi))
     t_out = np.where(f_lo == 0, lo, np.where(f_hi == 0, hi, np.nan))
@@ -98,21 +97,13 @@ def _illinois_many(func, lo, f_lo, hi, f_hi, *, xtol, ftol):
     return t_out, failed
 
 
-def _vertices_many(k, e1, e2, two):
-    """:func:`lib.mechanisms.gohari._vertices` of many releases of one kind (``two``: d = 2), shape (n, V, P)."""
-    if two:
-        return np.stack([k * e1, k * (1 - e1)], axis=-1)[:, None, :]
-    return np.stack([np.stack([k * e1, k * e1, k * (1 - 2 * e1)], axis=-1),
-                     np.stack([k * e1, k * e2, k * (1 - e1 - e2)], axis=-1)], axis=1)
-
-
 def _solve_gamma_many(delta, verts, two, pars, d):
-    """:func:`lib.mechanisms.gohari._solve_gamma` of many releases of one kind, vectorised; returns ``(gamma, failed)``.
+    """:func:`lib.mechanisms.gohari._core.solve_gamma` of many releases of one kind, vectorised; returns ``(gamma, failed)``.
 
     ``delta``: the target of each release (1-D).
 
     A release whose bracket needs the doubling, halving or underflow steps of
-    :func:`lib.mechanisms.gohari._solve_gamma` (rare) is solved by it, alone; one that it cannot
+    :func:`lib.mechanisms.gohari._core.solve_gamma` (rare) is solved by it, alone; one that it cannot
     solve is marked ``failed``.
     """
     n = verts.shape[0]
@@ -138,7 +129,7 @@ def _solve_gamma_many(delta, verts, two, pars, d):
     failed = np.zeros(n, bool)
     for i in np.flatnonzero(alone):
         try:
-            gamma[i] = _solve_gamma(float(delta[i]), GohariParameters(*(float(p[i]) for p in pars)), int(d[i]))
+            gamma[i] = solve_gamma(float(delta[i]), GohariParameters(*(float(p[i]) for p in pars)), int(d[i]))
         except ValueError:
             failed[i] = True
     rest = np.flatnonzero(~alone)
@@ -175,11 +166,9 @@ def gohari_calibrate_many(epsilon_hats, delta, *, lam, n_total, d, min_count=0) 
     checked_delta, checked_total = np.empty(n), np.empty(n)
     for i in range(n):
         try:  # the checks of gohari_calibrate, problem by problem
-            target = _scalar(targets[i], "epsilon_hat", _validate.positive)
-            if target > EPSILON_HAT_MAX:
-                raise ValueError
-            checked_delta[i] = _check_delta(deltas[i])
-            _, lam_, checked_total[i], _, m = _check_setting(1.0, lam, totals[i], sizes[i], min_count)
+            check_target(targets[i])
+            checked_delta[i] = check_delta(deltas[i])
+            _, lam_, checked_total[i], _, m = check_setting(1.0, lam, totals[i], sizes[i], min_count)
             fast.append(i)
         except ValueError:
             out[i] = None
@@ -210,17 +199,12 @@ def _calibrate_group(targets, delta, lam, n_total, d, m, two):
 
     def gap(t, which):
         r = np.exp(t)
-        alpha = 1 + 4 * (lam - 1) * r
-        k = n_total[which] * r + alpha * d[which]
-        eta, eta_p = (m * r + alpha) / k, (d[which] - 2) * alpha / k
-        verts = _vertices_many(k, eta, eta_p, two)
-        gamma, failed = _solve_gamma_many(delta[which], verts, two, (alpha, k, eta, eta_p), d[which])
-        a, c = k * eta, k * (1 - eta - eta_p)
+        par = params(r, lam, n_total[which], d[which], m)
+        gamma, failed = _solve_gamma_many(delta[which], vertices(par, two), two, par, d[which])
         with np.errstate(invalid="ignore", divide="ignore"):
-            value = (_lgamma_diff(c - r, r) - _lgamma_diff(a, r)
-                     + r * (np.log1p(-(W_CHANGED - 1) * gamma) - np.log(gamma)))
+            value = epsilon_hat_at(gamma, r, par)
             f = np.log(value) - log_target[which]
-        for w, ti, v, g, ri, al in zip(which, t, value, gamma, r, alpha):
+        for w, ti, v, g, ri, al in zip(which, t, value, gamma, r, par.alpha):
             seen[w][ti] = GohariGuarantee(float(v), float(g), float(ri), float(al))
         broken[which[failed]] = True
         return f, ~failed
@@ -234,7 +218,7 @@ def _calibrate_group(targets, delta, lam, n_total, d, m, two):
     step = np.full(n, np.log(2.0))
     t_next, f_next = t.copy(), f.copy()
     growing = live.copy()
-    for _ in range(_MAX_STEPS):
+    for _ in range(MAX_STEPS):
         act = np.flatnonzero(growing)
         if not act.size:
             break
@@ -262,7 +246,7 @@ def _calibrate_group(targets, delta, lam, n_total, d, m, two):
     root, failed = _illinois_many(lambda x, which: gap(x, idx[which]), t_lo, f_lo, t_hi, f_hi,
                                   xtol=R_RTOL, ftol=1e-12)
     root = np.where(failed, np.nan, root)
-    for _ in range(_MAX_STEPS):  # never a guarantee above the target
+    for _ in range(MAX_STEPS):  # never a guarantee above the target
         above = [k for k, i in enumerate(idx) if not failed[k] and not broken[i] and results[i] is None
                  and seen[i][root[k]].epsilon_hat > targets[i]]
         for k, i in enumerate(idx):

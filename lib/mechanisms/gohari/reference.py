@@ -28,7 +28,7 @@ from numpy.polynomial import legendre
 from scipy import special
 
 from lib import _validate
-from lib.mechanisms.gohari import W_CHANGED, _check_setting
+from lib.mechanisms.gohari._core import W_CHANGED, check_setting
 
 
 def _mp_log_beta(mp, a, b):
@@ -164,7 +164,7 @@ def epsilon_reference(gamma, r, *, lam, n_total, d, min_count=0, dps=50):
     """:func:`lib.mechanisms.gohari.gohari_epsilon_at` in mpmath at ``dps`` digits (log-Beta values directly)."""
     import mpmath
 
-    r, lam, n_total, d, m = _check_setting(r, lam, n_total, d, min_count)
+    r, lam, n_total, d, m = check_setting(r, lam, n_total, d, min_count)
     with mpmath.workdps(dps):
         r_, lam_, n_ = mpmath.mpf(r), mpmath.mpf(lam), mpmath.mpf(n_total)
         alpha = 1 + 4 * (lam_ - 1) * r_

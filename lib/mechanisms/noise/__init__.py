@@ -21,12 +21,14 @@ released independently.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from lib import _validate
-from lib.mechanisms.dirichlet.approximate_dp import (analytic_gaussian_delta, analytic_gaussian_sigma, classical_gaussian_sigma,
-                           laplace_dp_scale)
-from lib.mechanisms.protocol import L1, L2_SQ, ModelCalibration, Mechanism, NotPrivate, PureDP, RenyiDP, register
+from lib.mechanisms.noise.calibration import analytic_gaussian_delta, analytic_gaussian_sigma, classical_gaussian_sigma
+from lib.mechanisms.protocol import (L1, L2_SQ, ApproximateDP, Mechanism, ModelCalibration, NotPrivate, PureDP, RenyiDP,
+                                     ZeroConcentratedDP, _batchable, _buffer, _logs_of, register)
 
 #: Floor, in units of counts, at which noisy counts are clipped before they are
 #: normalised (the value the author's code used).
@@ -87,8 +89,8 @@ def _clip_and_normalise(x, floor):
 def _normalise_rows(flat, views, *, guard=True):
     """Divide every row of every view (entries of ``flat``) by its sum, as ``release`` does table by table.
 
-    Shared by the batched releases of the noise baselines (:meth:`_NoiseMechanism._release_tables`)
-    and of the Dirichlet mechanism (:meth:`lib.DirichletMechanism._release_tables`).
+    Shared by the batched releases of the noise baselines (:meth:`_NoiseMechanism.log_release_tables`)
+    and of the Dirichlet mechanism (:meth:`lib.DirichletMechanism.log_release_tables`).
 
     The row sums of each view are taken as ``y.sum(axis=-1)`` (the same
     reduction, so the same bits); all rows are then divided by one
@@ -350,19 +352,20 @@ class _NoiseMechanism(Mechanism):
         # constructor the floor: the post-processing needs no second check
         return _clip_and_normalise(self.noisy_counts(counts, rng), self.floor)
 
-    @staticmethod
-    def _release_tables(objects, tables, views, flat, rng):
-        """:meth:`release` of ``n_draws`` copies of every table by its object, into ``views`` of ``flat``.
+    @classmethod
+    def log_release_tables(cls, objects, tables, n_draws, rng):
+        """:meth:`lib.mechanisms.protocol.Mechanism.log_release_tables`, all tables in one buffer.
 
-        ``views[k]`` (shape ``(n_draws,) + tables[k].shape``, consecutive
-        slices of the 1-D buffer ``flat``) receives ``objects[k].release`` of
-        the broadcast table: the same draws, in release order, and the same
-        arithmetic, entry by entry; the row sums and the division are done
-        for all tables at once. The tables must be checked finite,
-        non-negative float arrays with at least two columns (the naive Bayes
-        and network release paths check them). Returns True (every table
-        released), as :meth:`lib.DirichletMechanism._release_tables` does.
+        Every table's ``n_draws`` noisy copies are written in release order
+        (the same draws, from the same stream, as :meth:`release` table by
+        table, and the same arithmetic, entry by entry); the clipping, the row
+        sums and the division are done for all tables at once, bit for bit
+        those of :meth:`release`. Objects whose class changes the release are
+        released table by table (the protocol's loop).
         """
+        if not _batchable(_NoiseMechanism, ("release", "noisy_counts"), objects, tables):
+            return Mechanism.log_release_tables.__func__(cls, objects, tables, n_draws, rng)
+        flat, views = _buffer(tables, n_draws)
         with np.errstate(over="ignore", invalid="ignore"):
             for m, t, v in zip(objects, tables, views):
                 v[...] = getattr(rng, m._distribution)(0.0, getattr(m, m._scale), size=v.shape)
@@ -385,7 +388,7 @@ class _NoiseMechanism(Mechanism):
             for v in views:
                 if v.size and v.min() == 0:
                     np.maximum(v, np.finfo(float).tiny, out=v)
-        return True
+        return _logs_of(flat, views)
 
 
 class GaussianMechanism(_NoiseMechanism):
@@ -435,7 +438,7 @@ class GaussianMechanism(_NoiseMechanism):
         """A Gaussian release with a given noise standard deviation, no RDP target.
 
         For a :math:`\\sigma` chosen by another accounting, e.g. the analytic
-        Gaussian mechanism of :func:`lib.mechanisms.dirichlet.approximate_dp.analytic_gaussian_sigma`.
+        Gaussian mechanism of :func:`lib.mechanisms.noise.calibration.analytic_gaussian_sigma`.
         ``epsilon``, ``lam`` and ``l2_sq`` are None.
 
         Parameters
@@ -459,27 +462,39 @@ class GaussianMechanism(_NoiseMechanism):
     def guarantee(self):
         """:math:`(\\lambda, \\lambda\\Delta_2^2/(2\\sigma^2))`-RDP at every order (Mironov 2017, Cor. 3).
 
-        For an object built by :meth:`from_sigma` the curve is given for a
-        single release of squared sensitivity 2 and ``lam``/``epsilon`` are None.
+        A :class:`lib.privacy.guarantees.RenyiDP` at the calibrated order with
+        that curve; for an object built by :meth:`from_sigma` (no order), the
+        same curve as :math:`\\rho`-zCDP with :math:`\\rho = \\Delta_2^2/(2\\sigma^2)`
+        and :math:`\\Delta_2^2 = 2` (one histogram release).
         """
-        l2_sq = self.l2_sq if self.l2_sq is not None else L2_SQ
-        sigma = self.sigma
-        return RenyiDP(self.lam, self.epsilon, curve=lambda lam: lam * l2_sq / (2 * sigma**2))
+        if self.lam is None:
+            return ZeroConcentratedDP(L2_SQ / (2 * self.sigma**2))
+        return RenyiDP(self.lam, self.epsilon, curve=functools.partial(_gaussian_curve, self.l2_sq, self.sigma))
 
     @classmethod
-    def for_release_rdp(cls, epsilon, lam, spec, index):
+    def _renyi_release(cls, target, spec, index):
         """:math:`\\sigma^2 = \\lambda\\Delta_2^2/(2\\varepsilon)` with :math:`\\Delta_2^2 = 2`."""
-        return cls(epsilon, lam, l2_sq=L2_SQ, floor=cls.clip_floor)
+        return cls(target.epsilon, target.lam, l2_sq=L2_SQ, floor=cls.clip_floor)
 
-    #: Solves for the noise level of :meth:`calibrate_dp` (joint sensitivity, target).
+    #: Solves for the noise level of the (eps_hat, delta) calibration (joint sensitivity, target).
     _dp_sigma = staticmethod(analytic_gaussian_sigma)
 
     @classmethod
-    def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
-        """One Gaussian mechanism of joint :math:`\\ell_2`-sensitivity :math:`\\sqrt{2m}` (analytic, Balle-Wang)."""
-        sigma = cls._dp_sigma(epsilon_hat, delta, np.sqrt(L2_SQ * spec.n_releases))
+    def _calibrate_approximate(cls, target, spec, cache):
+        """One Gaussian mechanism of joint :math:`\\ell_2`-sensitivity :math:`\\sqrt{2m}` (analytic, Balle-Wang).
+
+        The :math:`m` releases together are one Gaussian mechanism on the
+        concatenated counts, whose exact :math:`\\delta(\\hat\\varepsilon)` meets
+        the target: the calibration states ``target`` for the whole release.
+        """
+        sigma = cls._dp_sigma(target.epsilon, target.delta, np.sqrt(L2_SQ * spec.n_releases))
         mech = cls.from_sigma(sigma, floor=cls.clip_floor)
-        return ModelCalibration(cls.name, True, (mech,) * spec.n_releases, {"sigma": sigma})
+        return ModelCalibration(cls.name, True, (mech,) * spec.n_releases, {"sigma": sigma}, target)
+
+
+def _gaussian_curve(l2_sq, sigma, lam):
+    """:math:`\\lambda\\Delta_2^2/(2\\sigma^2)`, the Gaussian mechanism's RDP curve (Mironov 2017, Cor. 3)."""
+    return lam * l2_sq / (2 * sigma**2)
 
 
 class LaplaceMechanism(_NoiseMechanism):
@@ -518,7 +533,7 @@ class LaplaceMechanism(_NoiseMechanism):
         """A Laplace release with a given scale :math:`b`, no RDP target.
 
         For a scale chosen by another accounting, e.g. pure DP with basic
-        composition (:func:`lib.mechanisms.dirichlet.approximate_dp.laplace_dp_scale`). ``epsilon``,
+        composition (``LaplaceMechanism.calibrate(PureDP(epsilon), spec)``). ``epsilon``,
         ``lam`` and ``l1`` are None.
 
         Parameters
@@ -540,20 +555,58 @@ class LaplaceMechanism(_NoiseMechanism):
 
     @property
     def guarantee(self):
-        """:math:`\\Delta_1/b`-DP (pure), with :math:`\\Delta_1` = 2 when built by :meth:`from_scale`."""
-        return PureDP((self.l1 if self.l1 is not None else L1) / self.scale)
+        """:math:`(\\lambda, \\varepsilon)`-RDP as calibrated, with the curve of :func:`laplace_rdp`; pure DP from a scale.
+
+        An object built for an RDP target states it at its order, with the
+        exact curve :math:`\\lambda' \\mapsto` ``laplace_rdp(b, lam', l1)``
+        (Mironov 2017, Corollary 2). An object built by :meth:`from_scale`
+        states :math:`\\Delta_1/b`-DP (pure) with :math:`\\Delta_1 = 2`.
+        Either object is also :math:`\\Delta_1/b`-DP (:attr:`pure_epsilon`).
+        """
+        if self.lam is None:
+            return PureDP(self.pure_epsilon)
+        return RenyiDP(self.lam, self.epsilon, curve=functools.partial(_laplace_curve, self.scale, self.l1))
+
+    @property
+    def pure_epsilon(self) -> float:
+        """:math:`\\Delta_1/b`, the pure DP level of one release (:math:`\\Delta_1 = 2` from :meth:`from_scale`)."""
+        return (self.l1 if self.l1 is not None else L1) / self.scale
+
+    notions = (RenyiDP, ApproximateDP, PureDP)
 
     @classmethod
-    def for_release_rdp(cls, epsilon, lam, spec, index):
-        """The scale at which :func:`laplace_rdp` with :math:`\\Delta_1 = 2` equals ``epsilon``."""
-        return cls(epsilon, lam, l1=L1, floor=cls.clip_floor)
+    def _renyi_release(cls, target, spec, index):
+        """The scale at which :func:`laplace_rdp` with :math:`\\Delta_1 = 2` equals the share's level."""
+        return cls(target.epsilon, target.lam, l1=L1, floor=cls.clip_floor)
 
     @classmethod
-    def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
-        """Pure DP by basic composition: scale :math:`2m/\\hat\\varepsilon` (``delta`` unused)."""
-        scale = laplace_dp_scale(epsilon_hat, spec.n_releases)
-        mech = cls.from_scale(scale, floor=cls.clip_floor)
-        return ModelCalibration(cls.name, True, (mech,) * spec.n_releases, {"scale": scale})
+    def _pure_release(cls, target, spec, index):
+        """Scale :math:`b = \\Delta_1/\\varepsilon` with :math:`\\Delta_1 = 2`: the share's :math:`\\varepsilon`-DP."""
+        return cls.from_scale(L1 / target.epsilon, floor=cls.clip_floor)
+
+    @classmethod
+    def _calibrate_pure(cls, target, spec, cache):
+        """``target.split(m)`` per release (:meth:`_pure_release`); ``parameters["scale"]`` is :math:`b`."""
+        if not target.epsilon > 0:
+            raise ValueError(f"epsilon must be in (0, inf) for the Laplace mechanism; got {target.epsilon!r}")
+        cal = super()._calibrate_pure(target, spec, cache)
+        return cal._replace(parameters={"scale": cal.releases[0].scale})
+
+    @classmethod
+    def _calibrate_approximate(cls, target, spec, cache):
+        """Pure :math:`\\hat\\varepsilon`-DP by basic composition (``delta`` unused).
+
+        Each release gets the share ``PureDP(epsilon_hat).split(m)``, scale
+        :math:`b = 2m/\\hat\\varepsilon`; the whole release is
+        :math:`\\hat\\varepsilon`-DP, hence :math:`(\\hat\\varepsilon, \\delta)`-DP
+        for every :math:`\\delta`. The stated guarantee is the pure one.
+        """
+        return cls._calibrate_pure(PureDP(target.epsilon), spec, cache)
+
+
+def _laplace_curve(scale, l1, lam):
+    """:func:`laplace_rdp` at one order (a picklable curve through a partial)."""
+    return float(laplace_rdp(scale, lam, l1))
 
 
 class ClassicalGaussianMechanism(GaussianMechanism):
@@ -561,34 +614,30 @@ class ClassicalGaussianMechanism(GaussianMechanism):
 
     For comparison only: the classical bound is proved for :math:`\\hat\\varepsilon < 1`
     (Dwork and Roth 2014, Theorem A.1) and fails above
-    (:func:`lib.mechanisms.dirichlet.approximate_dp.analytic_gaussian_delta` measures by how much:
+    (:func:`lib.mechanisms.noise.calibration.analytic_gaussian_delta` measures by how much:
     at :math:`\\hat\\varepsilon = 20` the exact :math:`\\delta` of this
-    :math:`\\sigma` is about 150 times the target). :meth:`calibrate_dp` reports a
+    :math:`\\sigma` is about 150 times the target). Its (eps_hat, delta) calibration reports a
     target with :math:`\\hat\\varepsilon \\ge 1` as not attained.
     """
 
     name, label = "gaussian_classical", "Gaussian (classical)"
-    notions = ("dp",)
+    notions = (ApproximateDP,)
     _dp_sigma = staticmethod(classical_gaussian_sigma)
 
     @classmethod
-    def for_release_rdp(cls, epsilon, lam, spec, index):
-        raise ValueError("the 'gaussian_classical' mechanism has no RDP calibration")
-
-    @classmethod
-    def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
+    def _calibrate_approximate(cls, target, spec, cache):
         """The classical :math:`\\sigma` at the joint sensitivity :math:`\\sqrt{2m}`, where its theorem holds.
 
         Attained only for :math:`\\hat\\varepsilon < 1`, the range of the
         classical theorem, and only if the exact :math:`\\delta` of the
-        :math:`\\sigma` (:func:`lib.mechanisms.dirichlet.approximate_dp.analytic_gaussian_delta`) is
+        :math:`\\sigma` (:func:`lib.mechanisms.noise.calibration.analytic_gaussian_delta`) is
         at most ``delta``. Otherwise ``attained`` is False, ``releases`` is
         empty, and ``parameters`` holds the ``reason``, the formula's
         ``sigma`` (not used) and its exact ``delta_exact``. Bad arguments raise.
         """
         sensitivity = float(np.sqrt(L2_SQ * spec.n_releases))
-        sigma = classical_gaussian_sigma(epsilon_hat, delta, sensitivity)   # validates epsilon_hat and delta
-        eps, dlt = float(epsilon_hat), float(delta)
+        sigma = classical_gaussian_sigma(target.epsilon, target.delta, sensitivity)   # validates epsilon_hat > 0
+        eps, dlt = target.epsilon, target.delta
         exact = float(analytic_gaussian_delta(sigma, eps, sensitivity))
         params = {"sigma": sigma, "delta_exact": exact}
         if eps >= 1.0:
@@ -599,26 +648,18 @@ class ClassicalGaussianMechanism(GaussianMechanism):
             reason = f"the classical sigma = {sigma:.6g} has exact delta {exact:.3g} above the target {dlt:g}"
             return ModelCalibration(cls.name, False, (), dict(params, reason=reason))
         mech = cls.from_sigma(sigma, floor=cls.clip_floor)
-        return ModelCalibration(cls.name, True, (mech,) * spec.n_releases, params)
+        return ModelCalibration(cls.name, True, (mech,) * spec.n_releases, params, target)
 
 
 class _Estimate(Mechanism):
     """Shared release path of the non-private estimates: a distribution computed in logs."""
 
     private = False
+    notions = (NotPrivate,)
 
     def release(self, counts, rng=None) -> np.ndarray:
         """:meth:`log_release`, exponentiated."""
         return np.exp(self.log_release(counts, rng))
-
-    @classmethod
-    def for_release_rdp(cls, epsilon, lam, spec, index):
-        """The same estimate whatever the budget (no privacy is claimed)."""
-        return cls()
-
-    @classmethod
-    def calibrate_dp(cls, epsilon_hat, delta, spec, *, cache=None):
-        return cls.calibrate_rdp(1.0, 2.0, spec)
 
 
 class SmoothedEstimate(_Estimate):
@@ -660,7 +701,7 @@ class SmoothedEstimate(_Estimate):
         return index in spec.priors
 
     @classmethod
-    def for_release_rdp(cls, epsilon, lam, spec, index):
+    def _not_private_release(cls, spec, index):
         """Smoothing ``smoothing`` for a table, 0 for a class prior (``spec.priors``)."""
         return cls(0.0 if index in spec.priors else cls.smoothing)
 
@@ -670,11 +711,18 @@ class Uniform(_Estimate):
 
     name, label = "random", "Random"
     guarantee = PureDP(0.0)
+    #: The uniform tables meet every pure-DP target (they are 0-DP); the grids run them as a reference.
+    notions = (NotPrivate, PureDP)
     #: A classifier built from uniform tables guesses uniformly at random.
     uninformative = True
 
     def __repr__(self) -> str:
         return "Uniform()"
+
+    @classmethod
+    def _pure_release(cls, target, spec, index):
+        """The uniform tables, whatever the share (they are 0-DP)."""
+        return cls()
 
     def log_release(self, counts, rng=None) -> np.ndarray:
         """:math:`-\\log d` everywhere (``rng`` is unused)."""

@@ -10,8 +10,11 @@ attribute, so that
 
 A mechanism releases :math:`\\pi` from the class counts :math:`N_j` and each row
 :math:`\\theta^k_{j\\cdot}` from the counts :math:`N^k_{jc}`, :math:`c \\in \\mathcal X_k`
-(one release per attribute, all class rows at once). The privacy budget is split
-by :func:`release_budget`, the one place where the accounting lives.
+(one release per attribute, all class rows at once). The privacy target of the
+whole model is met by the mechanism class's calibration
+(:meth:`lib.mechanisms.protocol.Mechanism.calibrate`), which splits a Renyi DP
+budget by :meth:`lib.privacy.guarantees.Guarantee.split`, the one budget split
+of the book: :math:`\\varepsilon/(K+1)` per release (Proposition 7.1).
 
 Everything is vectorised over a batch of independent releases (``n_draws``), so
 that an experiment draws all its repetitions at once. Scoring the released
@@ -25,44 +28,11 @@ from __future__ import annotations
 import numpy as np
 
 from lib import _validate
-from lib.mechanisms.noise import _NoiseMechanism
-from lib.mechanisms.dirichlet.mechanism import DirichletMechanism
 # Scoring lives in lib.models.naive_bayes.scoring; its public functions stay importable from here.
 from lib.models.naive_bayes.scoring import (_chunks, _class_scores, _joint, _model, _one_log_proba, _one_model,  # noqa: F401
                                   accuracy, cross_entropy, log_proba, scores)
-from lib.mechanisms.protocol import ModelCalibration, ReleaseSpec, get
+from lib.mechanisms.protocol import ModelCalibration, NotPrivate, ReleaseSpec, get, release_class
 from lib.models._estimator import ClassifierProtocol, not_fitted
-
-
-def release_budget(epsilon, n_attributes):
-    """RDP level of each release of a private naive Bayes model (Proposition 7.1).
-
-    A model with :math:`K` attributes makes :math:`K + 1` releases: the class
-    counts, and one table of counts per attribute. If each is
-    :math:`(\\lambda, \\varepsilon/(K+1))`-RDP, their composition (Lemma 1, basic
-    composition of RDP) is :math:`(\\lambda, \\varepsilon)`-RDP.
-
-    Parameters
-    ----------
-    epsilon : array_like
-        The total RDP level :math:`\\varepsilon \\in (0, \\infty)`.
-    n_attributes : int
-        The number of attributes :math:`K \\ge 1`.
-
-    Returns
-    -------
-    ndarray or float
-        :math:`\\varepsilon / (K + 1)`.
-
-    Examples
-    --------
-    >>> release_budget(1.0, n_attributes=9)
-    0.1
-    """
-    epsilon = _validate.positive(epsilon, "epsilon")
-    n_attributes = _validate.integer(n_attributes, "n_attributes")
-    out = epsilon / (int(n_attributes) + 1)
-    return float(out) if out.ndim == 0 else out
 
 
 def _domain(n_values, n_columns, n_classes):
@@ -187,79 +157,16 @@ def log_releases(objects, tables, n_draws, rng):
     """``n_draws`` independent releases of every table by its object, as log-probabilities.
 
     Release :math:`i` draws from ``rng`` after release :math:`i - 1` (the order
-    fixes the random stream). Each object's ``log_release`` is used where it
-    has one (exact logs of a non-private estimate), else the log of ``release``.
-    Every output must be a finite log-distribution of the table's shape.
-    The tables must be validated finite non-negative float arrays (the callers,
+    fixes the random stream). The objects' closest common class releases them
+    (:meth:`lib.mechanisms.protocol.Mechanism.log_release_tables`: table by table
+    by default, all tables in one buffer for the Dirichlet and noise
+    mechanisms, with the same draws and arithmetic, bit for bit). Every output
+    must be a finite log-distribution of the table's shape. The tables must be
+    validated finite non-negative float arrays (the callers,
     :func:`release_parameters` and :func:`lib.models.bayesian_network.release_tables`,
-    check them). When every object is an unmodified Dirichlet or noise
-    mechanism, the tables are released together (:func:`_batched_logs`): the
-    same draws from the same stream and the same arithmetic, bit for bit.
+    check them).
     """
-    batched = _batched_logs(objects, tables, n_draws, rng)
-    if batched is not None:
-        return batched
-    out = []
-    for k, (mech, t) in enumerate(zip(objects, tables)):
-        batch = np.broadcast_to(t, (n_draws,) + t.shape)
-        if hasattr(mech, "log_release"):
-            logs = np.asarray(mech.log_release(batch, rng), dtype=float)
-        else:
-            logs = np.log(np.asarray(mech.release(batch, rng), dtype=float))
-        if logs.shape != batch.shape:
-            raise ValueError(f"mechanism {k} returned shape {logs.shape}; expected {batch.shape}")
-        if not np.isfinite(logs).all():
-            raise ValueError(f"mechanism {k} returned a probability that is zero or not finite")
-        out.append(logs)
-    return out
-
-
-def _stock(objects, base, methods):
-    """Whether every object is a ``base`` whose class keeps ``base``'s ``methods``, without ``log_release``."""
-    return (all(issubclass(cls, base) and not hasattr(cls, "log_release")
-                and all(getattr(cls, name) is getattr(base, name) for name in methods)
-                for cls in {type(m) for m in objects})
-            and not any("log_release" in getattr(m, "__dict__", ()) for m in objects))
-
-
-def _batched_logs(objects, tables, n_draws, rng):
-    """:func:`log_releases` of stock Dirichlet or noise mechanisms in a few array operations, else None.
-
-    The mechanism class releases all tables into one buffer
-    (:meth:`lib.DirichletMechanism._release_tables`,
-    :meth:`lib.mechanisms.noise._NoiseMechanism._release_tables`: the draws and the
-    arithmetic of its ``release``, bit for bit); the logs are taken and
-    checked together. None (nothing
-    drawn) where the objects are of other or mixed kinds, a table has fewer
-    than two columns, or a Dirichlet batch needs the rare paths of ``release``
-    (shape parameters below 1 or overflowing): the caller then releases table
-    by table.
-    """
-    if not objects or not all(isinstance(t, np.ndarray) and t.ndim and t.shape[-1] >= 2 for t in tables):
-        return None
-    for base, methods in ((DirichletMechanism, ("release", "concentration")),
-                          (_NoiseMechanism, ("release", "noisy_counts"))):
-        if _stock(objects, base, methods):
-            flat, views = _buffer(tables, n_draws)
-            if not base._release_tables(objects, tables, views, flat, rng):
-                return None
-            break
-    else:
-        return None
-    np.log(flat, out=flat)
-    if not np.isfinite(flat).all():
-        k = next(k for k, v in enumerate(views) if not np.isfinite(v).all())
-        raise ValueError(f"mechanism {k} returned a probability that is zero or not finite")
-    return views
-
-
-def _buffer(tables, n_draws):
-    """One float buffer for ``n_draws`` releases of every table, and its (n_draws, rows, d) views in order."""
-    sizes = [n_draws * t.size for t in tables]
-    flat = np.empty(sum(sizes))
-    ends = np.cumsum(sizes).tolist()
-    views = [flat[e - s:e].reshape((n_draws,) + t.shape) for s, e, t in zip(sizes, ends, tables)]
-    return flat, views
+    return release_class(objects).log_release_tables(objects, tables, n_draws, rng)
 
 
 def release_parameters(class_counts, feature_counts, mechanism, *, n_draws=1, rng=None):
@@ -267,13 +174,13 @@ def release_parameters(class_counts, feature_counts, mechanism, *, n_draws=1, rn
 
     ``mechanism`` holds one object per release (a
     :class:`lib.mechanisms.protocol.ModelCalibration`, e.g. from
-    ``DirichletMechanism.calibrate_rdp(epsilon, lam, model_spec(...))``, or a
+    ``DirichletMechanism.calibrate(RenyiDP(lam, epsilon), model_spec(...))``, or a
     sequence of :math:`K + 1` objects): the class counts first, then attribute
     :math:`k` with object :math:`k + 1`, each row of a table released as a
     distribution over the values of the attribute. The accounting of the whole
-    model is the calibration's (:meth:`lib.mechanisms.protocol.Mechanism.calibrate_rdp`
-    splits an RDP budget equally, :math:`\\varepsilon/(K+1)` per release,
-    Proposition 7.1).
+    model is the calibration's (:meth:`lib.mechanisms.protocol.Mechanism.calibrate`
+    splits an RDP budget equally by :meth:`lib.privacy.guarantees.Guarantee.split`,
+    :math:`\\varepsilon/(K+1)` per release, Proposition 7.1).
 
     Returns
     -------
@@ -365,12 +272,13 @@ class PrivateNaiveBayes(ClassifierProtocol):
     mechanism : str or lib.mechanisms.protocol.Mechanism subclass, default "dirichlet"
         The mechanism class (or its registry name, :func:`lib.mechanisms.protocol.names`)
         that releases the :math:`K + 1` tables (see :func:`release_parameters`).
-    epsilon : float, optional
-        Total RDP level :math:`\\varepsilon` of the whole model (required by the
-        private mechanisms); :meth:`lib.mechanisms.protocol.Mechanism.calibrate_rdp` gives
-        each of the :math:`K+1` releases :math:`\\varepsilon/(K+1)`.
-    lam : float, default 5.0
-        Renyi order :math:`\\lambda` (Section 5.1 uses 5).
+    privacy : Guarantee, optional
+        What the whole model must meet, e.g. ``RenyiDP(5.0, 1.0)`` (Section 5.1
+        uses the order 5) or ``ApproximateDP(1.0, 1e-5)``; required by the
+        private mechanisms, which refuse a type of target they do not meet.
+        Default for a non-private mechanism: :class:`lib.privacy.guarantees.NotPrivate`.
+        :meth:`lib.mechanisms.protocol.Mechanism.calibrate` meets it; a Renyi DP
+        target gives each of the :math:`K+1` releases :math:`\\varepsilon/(K+1)`.
     random_state : int, numpy.random.Generator, SeedSequence, BitGenerator or None
         Source of the mechanism's noise, as ``numpy.random.default_rng`` takes
         it. :meth:`fit` builds its generator from it and never changes it
@@ -386,7 +294,7 @@ class PrivateNaiveBayes(ClassifierProtocol):
         compose as independent ones.
     n_values : array_like of int, shape (K,), optional
         The public domain sizes of integer-coded columns (may also be given to
-        :meth:`fit`, as before).
+        :meth:`fit`).
     n_classes : int, optional
         The public number of classes of integer class codes ``0..d-1``.
     categories : list of K sequences, optional
@@ -401,7 +309,11 @@ class PrivateNaiveBayes(ClassifierProtocol):
     ----------
     calibration_ : lib.mechanisms.protocol.ModelCalibration
         The per-release mechanisms and the guarantee they meet (public: a
-        function of ``epsilon``, ``lam``, the domain and the number of rows).
+        function of ``privacy``, the domain and the number of rows).
+    guarantee_ : Guarantee
+        The guarantee of the whole release: the composition
+        (:func:`lib.privacy.guarantees.compose`) of the :math:`K + 1` releases'
+        guarantees, or the statement their calibration proves jointly.
     n_values_ : ndarray of int, shape (K,)
         The public domain sizes.
     n_classes_ : int
@@ -440,16 +352,18 @@ class PrivateNaiveBayes(ClassifierProtocol):
     --------
     >>> import numpy as np
     >>> X = np.array([[0, 1], [1, 1], [1, 0], [0, 0]]); y = np.array([0, 0, 1, 1])
-    >>> model = PrivateNaiveBayes("dirichlet", epsilon=1.0, random_state=0)
+    >>> from lib.privacy.guarantees import RenyiDP
+    >>> model = PrivateNaiveBayes("dirichlet", RenyiDP(5.0, 1.0), random_state=0)
     >>> model.fit(X, y, n_values=[2, 2], n_classes=2).predict_proba(X).shape
     (4, 2)
+    >>> model.guarantee_
+    RenyiDP(lam=5.0, epsilon=1.0)
     """
 
-    def __init__(self, mechanism="dirichlet", epsilon=None, lam=5.0, random_state=None, *,
+    def __init__(self, mechanism="dirichlet", privacy=None, random_state=None, *,
                  n_values=None, n_classes=None, categories=None, classes=None):
         self.mechanism = mechanism
-        self.epsilon = epsilon
-        self.lam = lam
+        self.privacy = privacy
         self.random_state = random_state
         self.n_values = n_values
         self.n_classes = n_classes
@@ -458,7 +372,7 @@ class PrivateNaiveBayes(ClassifierProtocol):
 
     def __repr__(self) -> str:
         name = getattr(self.mechanism, "name", self.mechanism)
-        return f"PrivateNaiveBayes(mechanism={name!r}, epsilon={self.epsilon!r}, lam={self.lam!r})"
+        return f"PrivateNaiveBayes(mechanism={name!r}, privacy={self.privacy!r})"
 
     #: scikit-learn's checks that the non-private model fails by design (``check_estimator(model,
     #: expected_failed_checks=model._expected_failed_checks())``); every other check passes.
@@ -743,9 +657,17 @@ class PrivateNaiveBayes(ClassifierProtocol):
 
     def _calibrate(self, cls, n_values, n_classes, n_rows):
         spec = model_spec(np.asarray(n_values, dtype=np.int64), int(n_classes), n_rows)
-        if cls.private and self.epsilon is None:
-            raise ValueError(f"epsilon is required for the {cls.name!r} mechanism")
-        return cls.calibrate_rdp(self.epsilon if cls.private else 1.0, self.lam, spec)
+        target = self.privacy
+        if target is None:
+            if cls.private:
+                raise ValueError(f"privacy (a target such as RenyiDP(5.0, 1.0)) is required for the private "
+                                 f"{cls.name!r} mechanism")
+            target = NotPrivate()
+        calibration = cls.calibrate(target, spec)
+        if not calibration.attained:
+            raise ValueError(f"the {cls.name!r} mechanism cannot meet {target!r} for this model: "
+                             f"{calibration.parameters.get('reason', '')}")
+        return calibration
 
     def _release(self, calibration, class_counts, feature_counts, n_values, n_classes, classes):
         n_values = np.asarray(n_values, dtype=np.int64)
@@ -754,6 +676,7 @@ class PrivateNaiveBayes(ClassifierProtocol):
         rng = _validate.generator(self.random_state)
         prior, tables = release_parameters(class_counts, feature_counts, calibration, n_draws=1, rng=rng)
         self.calibration_ = calibration
+        self.guarantee_ = calibration.guarantee
         self.n_values_ = n_values
         self.n_classes_ = int(n_classes)
         self.classes_ = np.arange(self.n_classes_) if classes is None else np.asarray(classes)
