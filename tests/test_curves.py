@@ -211,3 +211,24 @@ def test_accountant_of_exact_curves_meets_its_own_composition():
     r, alpha = calibrate(0.5, 4.0)
     one = Accountant().add(DirichletMechanism(0.5, 4.0).guarantee, 2).epsilon(1e-5)
     assert one == exact_epsilon_hat(r, alpha, 1e-5, n_releases=2)
+
+
+@pytest.mark.parametrize("epsilon_hat", [0.3, 1.0, 5.0])
+def test_the_exact_curve_calibration_of_a_model_meets_its_target_with_less_noise(epsilon_hat):
+    """ExactCurveDirichlet: same order as the paper's calibration, a larger level, the target still met."""
+    from lib.mechanisms.dirichlet.mechanism import DirichletMechanism, ExactCurveDirichlet
+    from lib.mechanisms.protocol import ReleaseSpec
+    from lib.privacy.accountant import Accountant
+    from lib.privacy.guarantees import ApproximateDP
+
+    spec = ReleaseSpec(((1, 2), (2, 10), (2, 5), (2, 8)), 30_000)
+    target = ApproximateDP(epsilon_hat, 1e-5)
+    paper = DirichletMechanism.calibrate(target, spec)
+    exact = ExactCurveDirichlet.calibrate(target, spec)
+    assert exact.guarantee == target and exact.parameters["lam"] == paper.parameters["lam"]
+    assert exact.parameters["epsilon_rdp"] > paper.parameters["epsilon_rdp"]
+    assert exact.releases[0].r > paper.releases[0].r            # less noise
+    accountant = Accountant()
+    for mech in exact.releases:
+        accountant.add(mech.guarantee)                           # the exact curves, composed
+    assert accountant.epsilon(1e-5).epsilon <= epsilon_hat * (1 + 1e-9)

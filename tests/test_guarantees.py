@@ -113,6 +113,9 @@ def test_every_registered_mechanism_is_covered_here():
     assert callable(test_hardening_posterior.test_stated_curves_are_at_least_the_brute_force_worst_case)
     covered = {"dirichlet", "gaussian", "laplace", "gaussian_classical", "gohari", "random", "mle",
                "geumlek_diffused", "geumlek_concentrated", "geumlek_true",
+               # the exact-curve calibration: tests/test_curves.py (the curve against brute force at random
+               # settings, and the composed curves of a calibrated model against its target)
+               "dirichlet_exact",
                # moments of a bounded sample: tests/test_gaussian_naive_bayes.py::test_moment_mechanism_guarantees
                "zc", "vaidya", "bun_steinke", "sample_moments",
                # logistic regression: tests/test_glm_posterior.py::test_sampler_guarantees

@@ -11,14 +11,14 @@ from lib.mechanisms.noise import (ClassicalGaussianMechanism, GaussianMechanism,
                            Uniform, laplace_rdp)
 from lib.experiments import run
 from lib.experiments.cli import main
-from lib.mechanisms.dirichlet.mechanism import DirichletMechanism
+from lib.mechanisms.dirichlet.mechanism import DirichletMechanism, ExactCurveDirichlet
 from lib.mechanisms.gohari.mechanism import GohariMechanism
 from lib.models.naive_bayes import model_spec, release_parameters
 from lib.mechanisms.protocol import (ApproximateDP, Guarantee, Mechanism, ModelCalibration, NotPrivate, PureDP, ReleaseSpec,
                           RenyiDP, ZeroConcentratedDP, get, names, register, unregister)
 
 #: Every class the library registers, by name.
-REGISTERED = {"dirichlet": DirichletMechanism, "gohari": GohariMechanism, "gaussian": GaussianMechanism,
+REGISTERED = {"dirichlet": DirichletMechanism, "dirichlet_exact": ExactCurveDirichlet, "gohari": GohariMechanism, "gaussian": GaussianMechanism,
               "laplace": LaplaceMechanism, "gaussian_classical": ClassicalGaussianMechanism,
               "mle": SmoothedEstimate, "random": Uniform}
 #: Three releases: a class prior of 2 cells, then tables of 3 x 4 and 3 x 4 cells.

@@ -44,7 +44,7 @@ from lib._version import DISTRIBUTION, __version__
 # --mechanisms is checked against the registry itself, in main, so that a registered mechanism runs.
 DATASET_NAMES = ("CreditCard", "Thyroid", "Shopper", "Digit", "GermanCredit", "Bank", "Spam", "Adult")
 BN_DATASET_NAMES = ("Adult", "Bank", "GermanCredit")
-MECHANISM_NAMES = ("gaussian", "laplace", "gaussian_classical", "mle", "random", "dirichlet", "gohari",
+MECHANISM_NAMES = ("gaussian", "laplace", "gaussian_classical", "mle", "random", "dirichlet", "dirichlet_exact", "gohari",
                    "geumlek_diffused", "geumlek_concentrated", "geumlek_true", "smoothed_hellinger", "hellinger_em",
                    "count_laplace", "count_gaussian")
 MODELS = ("naive-bayes", "bayesian-network")

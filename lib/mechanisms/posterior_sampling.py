@@ -965,7 +965,7 @@ class _PosteriorSampler(Mechanism):
         """
         lams = {t.lam for t in targets}
         if len(lams) != 1 or cls._renyi_release.__func__ is not _PosteriorSampler._renyi_release.__func__:
-            return super()._calibrate_renyi_many(targets, spec, cache)
+            return [cls._calibrate_renyi(t, spec, cache) for t in targets]
         (lam,) = lams
         spec_shapes, n_total = _spec(spec)
         per = np.array([_validate.scalar(_validate.positive(t.split(len(spec_shapes)).epsilon, "epsilon"), "epsilon")
@@ -1008,7 +1008,7 @@ class _PosteriorSampler(Mechanism):
         deltas = {t.delta for t in targets}
         if (cls._calibrate_approximate.__func__ is not _PosteriorSampler._calibrate_approximate.__func__
                 or len(deltas) != 1):
-            return super()._calibrate_approximate_many(targets, spec, cache)
+            return [cls._calibrate_approximate(t, spec, cache) for t in targets]
         (delta,) = deltas
         n_orders, found = cls.n_orders, {}
         eps_hats = [t.epsilon for t in targets]

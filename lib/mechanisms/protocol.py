@@ -294,8 +294,12 @@ class Mechanism:
         kinds = {type(t) for t in targets}
         if len(kinds) != 1:
             raise ValueError(f"targets must all be of one type; got {sorted(k.__name__ for k in kinds)}")
-        _, many = cls._hooks(targets[0])
-        return [cls._stated(cal) for cal in getattr(cls, many)(targets, spec, cache)]
+        one, many = cls._hooks(targets[0])
+        if hasattr(cls, many):  # a search run for all targets together
+            calibrations = getattr(cls, many)(targets, spec, cache)
+        else:
+            calibrations = [getattr(cls, one)(t, spec, cache) for t in targets]
+        return [cls._stated(cal) for cal in calibrations]
 
     @classmethod
     def _hooks(cls, target):
@@ -391,26 +395,6 @@ class Mechanism:
         whole = RenyiDP(lam, float(dp_to_rdp(eps_hat, lam, delta)))
         cal = cls._calibrate_renyi(whole, spec, cache)
         return cal._replace(guarantee=target)
-
-    @classmethod
-    def _calibrate_renyi_many(cls, targets, spec, cache):
-        return [cls._calibrate_renyi(t, spec, cache) for t in targets]
-
-    @classmethod
-    def _calibrate_approximate_many(cls, targets, spec, cache):
-        return [cls._calibrate_approximate(t, spec, cache) for t in targets]
-
-    @classmethod
-    def _calibrate_pure_many(cls, targets, spec, cache):
-        return [cls._calibrate_pure(t, spec, cache) for t in targets]
-
-    @classmethod
-    def _calibrate_zcdp_many(cls, targets, spec, cache):
-        return [cls._calibrate_zcdp(t, spec, cache) for t in targets]
-
-    @classmethod
-    def _calibrate_not_private_many(cls, targets, spec, cache):
-        return [cls._calibrate_not_private(t, spec, cache) for t in targets]
 
     # ------------------------------------------------------------------ batched release
 
