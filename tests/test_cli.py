@@ -238,7 +238,7 @@ def test_the_static_names_of_the_parser_are_the_registry_s():
 
     assert cli.DATASET_NAMES == DATASETS and cli.BN_DATASET_NAMES == grid.BN_DATASETS
     # the histogram mechanisms (the others release moments or weight vectors, not count tables)
-    histogram = tuple(n for n in names() if getattr(get(n), "output", "distribution") == "distribution")
+    histogram = names(output="distribution")
     assert cli.MECHANISM_NAMES == histogram and cli.MODELS == tuple(grid.TASKS)
     # the --privacy choices are the only notion names; each becomes a typed target
     assert cli.PRIVACY == ("rdp", "dp") and cli.target("rdp", 5.0, 1e-5) == grid.RDP_TARGET

@@ -376,7 +376,7 @@ def test_moment_mechanism_guarantees():
     from lib.mechanisms import bounded_moments as bm
     from lib.mechanisms.protocol import Guarantee, get, names
 
-    moment = [n for n in names() if getattr(get(n), "output", "distribution") == "moments"]
+    moment = names(output="moments")
     assert set(moment) == {"zc", "vaidya", "bun_steinke", "sample_moments"}
     x = np.sort(np.random.default_rng(0).uniform(0.0, 10.0, 60))
     for name in moment:

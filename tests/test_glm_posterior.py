@@ -324,8 +324,8 @@ def test_sampler_guarantees():
     from lib.mechanisms.protocol import Guarantee, get, names
     from lib.privacy.guarantees import NotPrivate, PureDP, RenyiDP, ZeroConcentratedDP
 
-    weights = [n for n in names() if getattr(get(n), "output", "distribution") == "weights"]
-    assert weights == [c.name for c in gp.SAMPLERS]
+    weights = names(output="weights")
+    assert weights == tuple(c.name for c in gp.SAMPLERS)
     n = 1000
     for cls in (gp.ConcentratedLogistic, gp.DiffuseLogistic):
         g = cls(RenyiDP(10.0, 1.0), n).guarantee

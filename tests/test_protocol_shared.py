@@ -33,7 +33,7 @@ TARGETS = {RenyiDP: RenyiDP(5.0, 4.0), ApproximateDP: ApproximateDP(0.9, 1e-4), 
            ZeroConcentratedDP: ZeroConcentratedDP(0.5), NotPrivate: NotPrivate()}
 RTOL = 1e-9
 #: The classes that release count tables (others, e.g. moments or weight vectors, say so by ``output``).
-HISTOGRAM = tuple(n for n in names() if getattr(get(n), "output", "distribution") == "distribution")
+HISTOGRAM = names(output="distribution")
 
 
 def meets(g: Guarantee, target: Guarantee) -> bool:

@@ -273,7 +273,7 @@ def main(argv=None) -> int:
     privacy = target(args.privacy, args.lam, args.delta)
     mechanisms, ends, metrics = DEFAULTS[(args.model, args.privacy)]
     if args.mechanisms:   # checked against the registry (a registered mechanism runs too)
-        registered = names()
+        registered = names(output="distribution")   # the models of the command line take counts
         for m in args.mechanisms:
             if m not in registered:
                 top.error(f"argument --mechanisms: invalid choice: {m!r}{_suggest(m, registered)}; the "

@@ -60,6 +60,9 @@ L2_SQ, LINF, L1 = 2.0, 1.0, 2.0
 
 #: How a class meets each type of target: the names of its hooks, one target and
 #: many targets (classmethods ``(target, spec, cache)`` and ``(targets, spec, cache)``).
+#: The kinds of release a registered class can make (:attr:`Mechanism.output`).
+OUTPUTS = ("distribution", "moments", "weights")
+
 CALIBRATIONS = {
     RenyiDP: ("_calibrate_renyi", "_calibrate_renyi_many"),
     ApproximateDP: ("_calibrate_approximate", "_calibrate_approximate_many"),
@@ -190,6 +193,10 @@ class Mechanism:
     private: ClassVar[bool] = True
     #: The types of target (guarantee classes) that :meth:`calibrate` meets.
     notions: ClassVar[tuple] = (RenyiDP, ApproximateDP)
+    #: What a release is: "distribution" (counts in, a point of the simplex out: every model of
+    #: counts takes these), "moments" (a bounded sample's mean and deviation) or "weights" (a
+    #: logistic-regression parameter vector).
+    output: ClassVar[str] = "distribution"
 
     def release(self, counts, rng=None) -> np.ndarray:  # pragma: no cover - abstract
         """Release every vector along the last axis of ``counts`` as a distribution."""
@@ -520,8 +527,10 @@ def get(name) -> type:
         raise ValueError(f"mechanism must be one of {names()}; got {name!r}") from None
 
 
-def names(*, notion=None) -> tuple:
+def names(*, notion=None, output=None) -> tuple:
     """Registered names, in registration order; with ``notion`` (a guarantee type), those whose class meets it.
+
+    With ``output`` ("distribution", "moments" or "weights"), only the classes whose releases are of that kind.
 
     Examples
     --------
@@ -531,4 +540,7 @@ def names(*, notion=None) -> tuple:
     """
     if notion is not None and not (isinstance(notion, type) and issubclass(notion, Guarantee)):
         raise ValueError(f"notion must be a guarantee type such as RenyiDP; got {notion!r}")
-    return tuple(name for name, cls in _REGISTRY.items() if notion is None or notion in cls.notions)
+    if output is not None and output not in OUTPUTS:
+        raise ValueError(f"output must be one of {OUTPUTS}; got {output!r}")
+    return tuple(name for name, cls in _REGISTRY.items()
+                 if (notion is None or notion in cls.notions) and (output is None or cls.output == output))
