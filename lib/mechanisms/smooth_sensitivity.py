@@ -965,27 +965,3 @@ def paper_literal_sensitivity_at_distance(x, lower, upper, k):
         if y_min is None or y.var() < y_min.var():
             y_min = y
     return max(local_sensitivity_variance(y_max, lower, upper), local_sensitivity_variance(y_min, lower, upper))
-
-
-# -------------------------------------------------------------- accounting
-def pure_dp_to_rdp(epsilon, lam):
-    """Tight Rényi level of an :math:`\\varepsilon`-DP mechanism at order :math:`\\lambda > 1`.
-
-    :math:`\\frac{1}{\\lambda - 1}\\log\\frac{\\sinh(\\lambda\\varepsilon) - \\sinh((\\lambda-1)\\varepsilon)}{\\sinh\\varepsilon}`
-    (Bun and Steinke 2016, in the proof that pure DP implies zCDP; the value autodp's
-    ``RDP_pureDP`` computes). It equals the Rényi divergence of randomised
-    response with ratio :math:`e^{\\varepsilon}`, so no smaller bound holds
-    for every :math:`\\varepsilon`-DP mechanism; it is below
-    :math:`\\min(\\varepsilon, \\lambda\\varepsilon^2/2)`. Computed in log space.
-
-    Examples
-    --------
-    >>> round(float(pure_dp_to_rdp(1.0, 5.0)), 6)
-    0.921715
-    """
-    eps = _validate.positive(epsilon, "epsilon")
-    lam = _validate.order(lam, "lam", strict=True)
-    eps, lam = np.broadcast_arrays(eps, lam)
-    # (e^{lam eps} + e^{(1-lam) eps}) / (1 + e^{eps}), the randomised-response form
-    num = np.logaddexp(lam * eps, (1.0 - lam) * eps)
-    return (num - np.logaddexp(0.0, eps)) / (lam - 1.0)
