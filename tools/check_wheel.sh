@@ -50,7 +50,7 @@ PY
 grep -v '^-e' "$root/requirements.txt" > "$tmp/constraints.txt"
 "$base_python" -m venv "$tmp/venv"
 "$tmp/venv/bin/python" -m pip install --quiet --disable-pip-version-check -c "$tmp/constraints.txt" \
-  "${wheel}[experiments,counts,sklearn]"
+  "${wheel}[experiments,counts,sklearn,interop]"
 cd "$tmp"   # nothing of the repository on sys.path
 
 # 4. what an outside user runs
@@ -64,6 +64,10 @@ section = readme.split("## Using the mechanism", 1)[1]
 snippet = re.search(r"```python\n(.*?)```", section, re.S).group(1)
 exec(compile(snippet, "README.md", "exec"), {})
 print("check_wheel: the README's library snippet ran")
+section = readme.split("## Composing releases", 1)[1]
+for snippet in re.findall(r"```python\n(.*?)```", section, re.S):   # dp-accounting, then OpenDP
+    exec(compile(snippet, "README.md", "exec"), {})
+print("check_wheel: the README's dp-accounting and OpenDP snippets ran")
 PY
 "$tmp/venv/bin/dirichlet-experiments" --version
 "$tmp/venv/bin/dirichlet-experiments" run --help >/dev/null
@@ -76,13 +80,14 @@ from sklearn.model_selection import cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 from lib import PrivateNaiveBayes
+from lib.privacy.guarantees import RenyiDP
 
 rng = np.random.default_rng(0)
 y = rng.integers(2, size=600)
 X = pd.DataFrame({"colour": np.where(rng.random(600) < 0.8, np.where(y == 1, "red", "blue"), "green"),
                   "size": np.where(rng.random(600) < 0.7, np.where(y == 1, "XL", "S"), "M")})
 labels = np.array(["no", "yes"])[y]
-model = PrivateNaiveBayes("dirichlet", epsilon=4.0, categories=[["red", "green", "blue"], ["S", "M", "XL"]],
+model = PrivateNaiveBayes("dirichlet", RenyiDP(5.0, 4.0), categories=[["red", "green", "blue"], ["S", "M", "XL"]],
                           classes=["no", "yes"])
 scores = cross_val_score(make_pipeline(FunctionTransformer(lambda df: df[["colour", "size"]]), model), X, labels, cv=3)
 assert scores.min() > 0.7, scores
