@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import math
 
 import numpy as np
@@ -21,12 +22,15 @@ OPENDP_ORDERS = 1.0 + np.geomspace(1e-2, 1e3, 151)
 
 # ----------------------------------------------------------------------------- dp-accounting
 
+def _extra(module, bridge, what):
+    """The third-party ``module`` and lib's ``bridge`` to it; the test is skipped without the interop extra."""
+    pytest.importorskip(module.partition(".")[0], reason=f"{what} (the interop extra) is not installed")
+    return importlib.import_module(module), importlib.import_module(f"lib.interop.{bridge}")
+
+
 @pytest.fixture(scope="module")
 def dpa():
-    pytest.importorskip("dp_accounting", reason="dp-accounting (the interop extra) is not installed")
-    import dp_accounting
-    from lib.interop import dp_accounting as bridge
-    return dp_accounting, bridge
+    return _extra("dp_accounting", "dp_accounting", "dp-accounting")
 
 
 def test_dirichlet_and_gaussian_compose_in_dp_accounting_as_in_lib(dpa):
@@ -96,10 +100,7 @@ def test_any_guarantee_and_laplace(dpa):
 
 @pytest.fixture(scope="module")
 def opendp():
-    pytest.importorskip("opendp", reason="OpenDP (the interop extra) is not installed")
-    import opendp.prelude as dp
-    from lib.interop import opendp as bridge
-    return dp, bridge
+    return _extra("opendp.prelude", "opendp", "OpenDP")
 
 
 def test_dirichlet_releases_compose_in_opendp_as_in_lib(opendp):

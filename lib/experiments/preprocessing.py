@@ -493,6 +493,8 @@ def split_and_encode(frame: pd.DataFrame, label: str, *, seed: int = SEED,
     Returns
     -------
     Split
+        The codes of both splits, with the attributes kept, their domain
+        sizes and the classes in code order.
 
     Raises
     ------

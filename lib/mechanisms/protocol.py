@@ -10,6 +10,13 @@ Every mechanism of the book, private or not, is an object with
   :class:`ZeroConcentratedDP`, :class:`PureDP`, :class:`ApproximateDP` or
   :class:`NotPrivate`).
 
+That is the contract of a histogram mechanism (``output = "distribution"``),
+which every model of counts takes. A registered class may release something
+else and say so in :attr:`Mechanism.output`: the mean and deviation of a bounded
+sample (``"moments"``, :mod:`lib.mechanisms.bounded_moments`) or the weights of
+a logistic regression (``"weights"``, :mod:`lib.mechanisms.logistic_posterior`);
+``names(output=...)`` lists each kind.
+
 A model (naive Bayes, a Bayesian network) makes :math:`m` releases, one per
 table of counts, described by a :class:`ReleaseSpec`. A mechanism *class*
 turns a target for the whole model, itself a guarantee, into one object per

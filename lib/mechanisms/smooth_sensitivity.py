@@ -253,14 +253,14 @@ def cauchy_exact_loss(slide, dilation):
 
     Parameters
     ----------
-    slide : float
-        :math:`s \\ge 0`.
-    dilation : float
-        :math:`\\beta \\ge 0`.
+    slide, dilation : float
+        :math:`s` and :math:`\\beta`, finite and non-negative (scalars, where
+        :func:`cauchy_privacy_loss` broadcasts arrays).
 
     Returns
     -------
     float
+        The loss :math:`\\varepsilon`, at most ``cauchy_privacy_loss(slide, dilation)``.
 
     Examples
     --------
@@ -741,10 +741,9 @@ def smooth_sensitivity_std(x, lower, upper, beta, *, resolution: int | None = No
 
     Parameters
     ----------
-    x : array_like, shape (n,)
-        The sample, every value in ``[lower, upper]``.
-    lower, upper : float
-        Public bounds.
+    x, lower, upper
+        The sample, an array of shape (n,), and its public bounds (floats),
+        ``lower <= x <= upper``.
     beta : float
         Smoothing parameter, in :math:`(0, \\infty)`.
     resolution : int, optional
@@ -905,26 +904,39 @@ def paper_sensitivity_at_distance(x, lower, upper, k, statistic="variance"):
         raise ValueError(f"statistic must be 'variance' or 'std'; got {statistic!r}")
     local = local_sensitivity_variance if statistic == "variance" else local_sensitivity_std
     x, lower, upper = _sample(x, lower, upper)
-    n = x.size
     k = _validate.integer(k, "k", 0)
     if k == 0:
         return local(x, lower, upper)
+    best = 0.0
+    for _, y in _paper_candidates(x, lower, upper, k):
+        best = max(best, local(y, lower, upper))
+    return best
+
+
+def _paper_candidates(x, lower, upper, k):
+    """The candidate samples at distance ``k >= 1`` of the proof of Zafarani-Clifton's Theorem 7.
+
+    Yields ``(to_bounds, y)``: first, with ``to_bounds`` true, every window of
+    ``k`` consecutive order statistics with ``t`` of them moved to ``lower``
+    and ``k - t`` to ``upper``; then, with ``to_bounds`` false, the ``t``
+    smallest and ``k - t`` largest moved to the mean of the rest. Raises
+    ValueError (on the first draw) unless ``k`` is below ``n``.
+    """
+    n = x.size
     if k >= n:
         raise ValueError(f"k must be below n = {n}; got {k}")
-    best = 0.0
     for start in range(n - k + 1):
         for t in range(k + 1):
             y = x.copy()
             y[start:start + t] = lower
             y[start + t:start + k] = upper
-            best = max(best, local(y, lower, upper))
+            yield True, y
     for t in range(k + 1):
         rest = x[t:n - (k - t)]
         y = x.copy()
         y[:t] = rest.mean()
         y[n - (k - t):] = rest.mean()
-        best = max(best, local(y, lower, upper))
-    return best
+        yield False, y
 
 
 def paper_literal_sensitivity_at_distance(x, lower, upper, k):
@@ -943,25 +955,14 @@ def paper_literal_sensitivity_at_distance(x, lower, upper, k):
     sensitivity over *all* candidates, not only the two extreme-variance ones).
     """
     x, lower, upper = _sample(x, lower, upper)
-    n = x.size
     k = _validate.integer(k, "k", 0)
     if k == 0:
         return local_sensitivity_variance(x, lower, upper)
-    if k >= n:
-        raise ValueError(f"k must be below n = {n}; got {k}")
     y_max, y_min = None, None
-    for start in range(n - k + 1):
-        for t in range(k + 1):
-            y = x.copy()
-            y[start:start + t] = lower
-            y[start + t:start + k] = upper
+    for to_bounds, y in _paper_candidates(x, lower, upper, k):
+        if to_bounds:
             if y_max is None or y.var() > y_max.var():
                 y_max = y
-    for t in range(k + 1):
-        rest = x[t:n - (k - t)]
-        y = x.copy()
-        y[:t] = rest.mean()
-        y[n - (k - t):] = rest.mean()
-        if y_min is None or y.var() < y_min.var():
+        elif y_min is None or y.var() < y_min.var():
             y_min = y
     return max(local_sensitivity_variance(y_max, lower, upper), local_sensitivity_variance(y_min, lower, upper))

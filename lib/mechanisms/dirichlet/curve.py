@@ -356,10 +356,9 @@ def calibrate_exact(epsilon_hat, delta, lam, *, n_releases=1, l2_sq=2.0, linf=1.
 
     Parameters
     ----------
-    epsilon_hat : float
-        Target :math:`\\hat\\varepsilon \\in (0, \\infty)`.
-    delta : float
-        :math:`\\delta \\in (0, 1)`.
+    epsilon_hat, delta : float
+        The target :math:`(\\hat\\varepsilon, \\delta)`, with :math:`\\hat\\varepsilon > 0`
+        and :math:`\\delta \\in (0, 1)`.
     lam : float
         The order of Algorithm 1, in :math:`(1, \\infty)` (for instance the one the
         paper's calibration chose, :func:`lib.mechanisms.dirichlet.order.optimal_order`).

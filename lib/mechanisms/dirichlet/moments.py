@@ -127,11 +127,12 @@ def output_variance(counts, r, alpha):
     Parameters
     ----------
     counts, r, alpha
-        See the module docstring.
+        See the module docstring; a histogram of zeros is allowed.
 
     Returns
     -------
     ndarray, shape (..., d)
+        :math:`\\operatorname{Var}[y_i]` of every coordinate.
 
     Examples
     --------

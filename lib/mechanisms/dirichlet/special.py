@@ -95,12 +95,12 @@ def tetragamma(x):
     Parameters
     ----------
     x : array_like
-        Points in :math:`(0, \\infty)`.
+        Points in :math:`(0, \\infty)`, as for :func:`trigamma`.
 
     Returns
     -------
-    ndarray or float
-        :math:`\\psi''(x) < 0`.
+    psi2 : ndarray or float
+        :math:`\\psi''(x)`, negative at every point.
     """
     return _trigamma(_validate.positive(x, "x"), derivative=True)[1][()]
 
@@ -141,7 +141,7 @@ def trigamma_bounds(x):
     Parameters
     ----------
     x : array_like
-        Points in :math:`(0, \\infty)`.
+        Positive points.
 
     Returns
     -------

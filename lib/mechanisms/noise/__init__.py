@@ -223,10 +223,9 @@ def laplace_scale(epsilon, lam, l1=1.0):
     ----------
     epsilon : array_like
         Target RDP level :math:`\\varepsilon \\in (0, \\infty)`.
-    lam : float
-        Renyi order :math:`\\lambda \\in (1, \\infty)`.
-    l1 : float, default 1.0
-        :math:`\\ell_1`-sensitivity :math:`\\Delta_1 \\in (0, \\infty)`.
+    lam, l1 : float
+        Renyi order :math:`\\lambda > 1` and :math:`\\ell_1`-sensitivity
+        :math:`\\Delta_1 > 0` (default 1.0), scalars, as in :func:`laplace_rdp`.
 
     Returns
     -------
@@ -336,12 +335,10 @@ class _NoiseMechanism(Mechanism):
 
         Parameters
         ----------
-        counts : array_like, shape (..., d)
-            Non-negative finite counts; every vector along the last axis is
-            released independently.
-        rng : numpy.random.Generator or int or None
-            Source of randomness; a non-negative integer seeds
-            ``numpy.random.default_rng``, None draws fresh entropy.
+        counts, rng
+            As in :meth:`noisy_counts`; every vector along the last axis of
+            ``counts`` is released independently, and a non-negative integer
+            ``rng`` seeds ``numpy.random.default_rng`` (None: fresh entropy).
 
         Returns
         -------
@@ -507,15 +504,11 @@ class LaplaceMechanism(_NoiseMechanism):
 
     Parameters
     ----------
-    epsilon : float
-        RDP level :math:`\\varepsilon \\in (0, \\infty)`.
-    lam : float
-        Renyi order :math:`\\lambda \\in (1, \\infty)`.
+    epsilon, lam, floor
+        The RDP target and the clipping level, as in :class:`GaussianMechanism`.
     l1 : float, default 2.0
         :math:`\\ell_1`-sensitivity :math:`\\Delta_1` (2 for a histogram under
         replace-one neighbours).
-    floor : float, default :data:`CLIP_FLOOR`
-        Clipping level of the post-processing.
 
     Attributes
     ----------
@@ -538,15 +531,16 @@ class LaplaceMechanism(_NoiseMechanism):
 
         Parameters
         ----------
-        scale : float
-            Laplace scale :math:`b \\in (0, \\infty)`, in counts.
-        floor : float, default :data:`CLIP_FLOOR`
-            Clipping level of the post-processing.
+        scale, floor : float
+            The Laplace scale :math:`b > 0`, in counts, and the clipping level
+            (default :data:`CLIP_FLOOR`), as in the constructor.
 
         Examples
         --------
         >>> LaplaceMechanism.from_scale(28.0)
         LaplaceMechanism.from_scale(scale=28)
+        >>> LaplaceMechanism.from_scale(28.0).guarantee   # Delta_1 / b with Delta_1 = 2
+        PureDP(epsilon=0.07142857142857142)
         """
         return cls._with_scale(scale, floor)
 
