@@ -1,15 +1,26 @@
 """The Dirichlet mechanism for differentially private KL divergence minimisation.
 
-A small, validated, vectorised implementation of Ponnoprat (TMLR 2023): the
-calibration of Algorithm 1, the mechanism itself, the exact Renyi divergence
-between Dirichlet distributions, the RDP-to-DP conversion of Appendix B, the
-Gaussian and Laplace baselines and a private naive Bayes classifier. Every
-mechanism follows one protocol (:mod:`lib.mechanisms.protocol`); importing :mod:`lib`
-registers them all. The experiment layer (:mod:`lib.experiments`: data,
-preprocessing, the grid, its command line and plotting) and the
-chapter-specific checks (``lib.theory.audit``, ``lib.theory.utility``, ``lib.theory.counterexample``)
-are imported from their modules; the numeric core never imports pandas or
-matplotlib.
+A small, validated, vectorised implementation of Ponnoprat (TMLR 2023) and of
+the mechanisms it is compared with, in layers (each imports only the ones
+before it):
+
+* :mod:`lib.privacy`: the guarantees, which are also calibration targets
+  (``RenyiDP``, ``ApproximateDP``, ...), the RDP-to-DP conversion of Appendix B
+  and the composition accountant;
+* :mod:`lib.mechanisms`: the protocol every mechanism follows and the
+  mechanisms by family (the Dirichlet mechanism of Algorithm 1 with its
+  calibration, the noise mechanisms, Gohari et al., posterior sampling, the
+  smoothed-Hellinger mechanism, the bounded-moment and logistic-regression
+  mechanisms); importing :mod:`lib` registers them all;
+* :mod:`lib.models`: naive Bayes, Bayesian networks, mixed naive Bayes and
+  logistic regression, each taking mechanism objects;
+* :mod:`lib.theory`: what the chapters check (audits, the utility bound, the
+  counterexample);
+* :mod:`lib.experiments`: data, the grids, the command line and plotting (the
+  numeric core never imports pandas or matplotlib); :mod:`lib.interop`: the
+  optional bridges into dp-accounting and OpenDP.
+
+The names below are the short ones most chapters use.
 """
 
 from lib._version import __version__  # the distribution's version, from its metadata
@@ -25,6 +36,8 @@ from lib.models.naive_bayes import PrivateNaiveBayes
 from lib.privacy.neighbours import all_neighbours, random_neighbours
 from lib.mechanisms.posterior_sampling import ConcentratedPosterior, DiffusedPosterior
 import lib.mechanisms.hellinger  # registers the smoothed-Hellinger family after the posterior samplers
+import lib.mechanisms.bounded_moments  # registers the mean-and-deviation mechanisms of mixed naive Bayes
+import lib.mechanisms.logistic_posterior  # registers the logistic-regression samplers
 from lib.mechanisms.dirichlet.special import log_multivariate_beta, tetragamma, trigamma, trigamma_bounds, trigamma_series
 
 __all__ = [

@@ -68,7 +68,7 @@ import functools
 from typing import ClassVar, NamedTuple
 
 import numpy as np
-from scipy import linalg, optimize, special
+from scipy import linalg, special
 
 from lib import _validate
 from lib.mechanisms.protocol import Mechanism, NotPrivate, PureDP, RenyiDP, ZeroConcentratedDP, get, register
@@ -240,6 +240,8 @@ def dp_of_rdp_slope(alpha, delta, *, lam_max=1e8):
     vals = f(grid)
     i = int(np.argmin(vals))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+    from scipy import optimize  # here, not at import: scipy.optimize costs every `import lib` ~0.1 s
+
     res = optimize.minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
     return float(min(res.fun, vals[i]))
 
