@@ -121,3 +121,14 @@ def test_every_mechanism_meets_its_targets_on_the_simplex_and_pickles(name, spec
     for notion in set(TARGETS) - set(cls.notions):
         with pytest.raises(ValueError, match=f"cannot meet a {notion.__name__} target"):
             cls.calibrate(TARGETS[notion], spec)
+
+
+def test_a_subclass_without_its_hooks_is_a_type_error():
+    """The bases of the moment and weight mechanisms name the hook a subclass must define."""
+    from lib.mechanisms.bounded_moments import MomentMechanism
+    from lib.mechanisms.logistic_posterior import LogisticSampler
+
+    with pytest.raises(TypeError, match="must define statistics"):
+        MomentMechanism.statistics(object.__new__(MomentMechanism), [0.5, 0.5], 0.0, 1.0)
+    with pytest.raises(TypeError, match="must define _posterior"):
+        LogisticSampler._posterior(np.ones(1), np.full(1, 2.0), 100, 1.0, 1.0, None)

@@ -192,7 +192,7 @@ class MomentMechanism(Mechanism):
             values left) gives the centre of the range and half its width,
             without noise.
         """
-        raise NotImplementedError  # pragma: no cover - abstract
+        raise TypeError(f"{type(self).__name__} must define statistics(x, lower, upper, cache)")
 
     @classmethod
     def moments(cls, first, second, lower, upper, *, sd_floor=1e-3):

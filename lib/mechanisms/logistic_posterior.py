@@ -412,8 +412,9 @@ class LogisticSampler(Mechanism):
         return Settings(beta * ones, rho * ones, radius * ones)
 
     @classmethod
-    def _posterior(cls, eps, lam, n, beta0, c, ops_factor):  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _posterior(cls, eps, lam, n, beta0, c, ops_factor):
+        """``(beta, rho, radius)`` of the sampler at levels ``eps`` and orders ``lam`` (each subclass its own)."""
+        raise TypeError(f"{cls.__name__} must define _posterior(eps, lam, n, beta0, c, ops_factor)")
 
     @property
     def setting(self) -> Settings:

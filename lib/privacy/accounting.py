@@ -157,14 +157,14 @@ def min_order(epsilon_hat, delta):
             return eps_hat - (t - np.log1p(np.exp(t))) + (log_delta + np.log1p(np.exp(t))) * np.exp(-t)
 
     hi = np.log(1 / delta - 1) if delta < 0.5 else 0.0
-    for _ in range(_MAX_BRACKET_STEPS):
+    for _ in range(MAX_BRACKET_STEPS):
         if budget(hi) > 0:  # only for delta near 1, where 1/delta - 1 is tiny
             break
         hi += 1.0
     else:  # pragma: no cover - budget -> epsilon_hat > 0 as lam -> inf
         raise ValueError(f"no feasible order found for epsilon_hat = {eps_hat:g}, delta = {delta:g}")
     lo = min(hi, 0.0) - 1.0
-    for _ in range(_MAX_BRACKET_STEPS):
+    for _ in range(MAX_BRACKET_STEPS):
         if budget(lo) <= 0:  # budget -> -inf as lam -> 1, so this ends (by t = -746 at most)
             break
         lo -= 1.0
@@ -177,9 +177,9 @@ def min_order(epsilon_hat, delta):
     return float(max(1 + np.exp(t), np.nextafter(1.0, 2.0)))
 
 
-#: Cap on the unit steps that grow a bracket (every bracket here closes within
-#: about 750 steps in log space, the range of a double).
-_MAX_BRACKET_STEPS = 2000
+#: Cap on the unit steps in log space that grow a bracket of a root search (a
+#: double spans about 1500 of them, so every bracket closes well within it).
+MAX_BRACKET_STEPS = 2000
 
 
 @contextlib.contextmanager

@@ -16,7 +16,7 @@ import numpy as np
 from lib import _validate
 from lib.mechanisms.dirichlet.calibration import calibrate
 from lib.mechanisms.dirichlet.moments import expected_kl_loss
-from lib.privacy.accounting import _MAX_BRACKET_STEPS, _target, blame_target, dp_to_rdp, search_order
+from lib.privacy.accounting import MAX_BRACKET_STEPS, _target, blame_target, dp_to_rdp, search_order
 
 
 class OrderChoice(NamedTuple):
@@ -108,7 +108,7 @@ def fixed_order(epsilon_hat, delta, *, n_releases=1, l2_sq=2.0, linf=1.0, counts
     # dp_to_rdp exceeds eps_hat / n, so the gap is positive.
     lo = np.log(0.5 * min(delta, eps_hat / n))
     hi = max(lo, 0.0) + 1.0
-    for _ in range(_MAX_BRACKET_STEPS):
+    for _ in range(MAX_BRACKET_STEPS):
         if gap(hi) < 0:  # the gap tends to -inf as eps grows
             break
         hi += 1.0

@@ -33,16 +33,13 @@ import numpy as np
 from scipy import special
 
 from lib import _validate
-from lib.privacy.accounting import dp_to_rdp, min_order, search_order
+from lib.privacy.accounting import MAX_BRACKET_STEPS, dp_to_rdp, min_order, search_order
 from lib.privacy.guarantees import PureDP
 from lib.mechanisms.protocol import L1
 
 #: Largest epsilon_hat of :func:`analytic_gaussian_sigma`: above it the terms of
 #: delta cancel beyond double precision (checked by the hardening tests).
 GAUSSIAN_EPSILON_HAT_MAX = 1e10
-#: Cap on the unit steps in :math:`\\log\\sigma` that grow the bracket of
-#: :func:`analytic_gaussian_sigma` (a double spans about 1500 of them).
-_MAX_BRACKET_STEPS = 2000
 
 
 def analytic_gaussian_delta(sigma, epsilon_hat, sensitivity):
@@ -163,14 +160,14 @@ def analytic_gaussian_sigma(epsilon_hat, delta, sensitivity):
             return np.log(_gaussian_delta(sigma, eps, sens)) - np.log(dlt)
 
     lo = hi = np.log(sens)
-    for _ in range(_MAX_BRACKET_STEPS):  # delta -> 1 as sigma -> 0
+    for _ in range(MAX_BRACKET_STEPS):  # delta -> 1 as sigma -> 0
         if gap(lo) > 0:
             break
         lo -= 1.0
     else:
         raise ValueError(f"no sigma above {np.exp(lo):.3g} reaches delta = {dlt:g} at epsilon_hat = {eps:g} "
                          f"and sensitivity = {sens:g}; epsilon_hat / sensitivity is beyond double precision")
-    for _ in range(_MAX_BRACKET_STEPS):  # delta -> 0 as sigma -> inf
+    for _ in range(MAX_BRACKET_STEPS):  # delta -> 0 as sigma -> inf
         if gap(hi) <= 0:
             break
         hi += 1.0
