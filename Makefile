@@ -11,7 +11,7 @@ SANITIZE  := tests/nbval_sanitize.cfg
 DIRICHLET_DATA_DIR ?= $(if $(wildcard ../shared/data/uci),$(abspath ../shared/data/uci))
 export DIRICHLET_DATA_DIR
 
-.PHONY: data book test notebooks check-sync unit nbval nbval-fp html browser benchmark clean lab pdf pdf-test wheel-check student
+.PHONY: data book test notebooks check-sync unit nbval nbval-fp html browser benchmark benchmark-book clean lab pdf pdf-test wheel-check student
 .DEFAULT_GOAL := test
 
 $(STAMP): requirements.txt pyproject.toml
@@ -51,9 +51,15 @@ check-sync: $(STAMP)
 	  else echo "STALE: $$nb does not match $$md (run make notebooks)"; status=1; fi; \
 	done; rm -rf $$tmp; exit $$status
 
+# The test targets run two pytest-xdist workers on the two cores of a CI machine. Each worker (and
+# each notebook kernel) would otherwise start as many BLAS threads as there are cores, and two
+# OpenBLAS pools spinning on two cores slow the matrix-heavy chapters several times over (chapter 11:
+# 104 s of cell time with the default pools, 34 s with one thread each, in the same run).
+SERIAL_BLAS := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
+
 ## (b) unit tests and the docstring examples of lib
 unit: $(STAMP)
-	$(BIN)/python -m pytest -q --doctest-modules lib tests
+	$(SERIAL_BLAS) $(BIN)/python -m pytest -q --doctest-modules lib tests -n 2
 
 ## (c) re-execute every notebook and compare its outputs with the stored ones. pytest-xdist's
 ## --dist loadfile hands out the files in the order given: the slowest chapters first (13, 15, 12,
@@ -65,7 +71,7 @@ NBVAL_SLOWEST := notebooks/12_smoothed_hellinger.ipynb notebooks/14_all_systems.
 NBVAL_ORDER := $(foreach f,$(NBVAL_SLOWEST),$(wildcard $(f))) \
   $(filter-out $(NBVAL_SLOWEST),$(sort $(wildcard notebooks/*.ipynb)))
 nbval: $(STAMP)
-	$(BIN)/python -m pytest -q --nbval $(NBVAL_ORDER) --nbval-sanitize-with $(SANITIZE) -n 2 --dist loadfile
+	$(SERIAL_BLAS) $(BIN)/python -m pytest -q --nbval $(NBVAL_ORDER) --nbval-sanitize-with $(SANITIZE) -n 2 --dist loadfile --no-loadscope-reorder
 
 ## (c') nbval again on a second floating-point path, against the same stored outputs: every
 ## transcendental result of numpy, scipy.special and math moved by one ulp (tools/fp_nudge,
@@ -77,9 +83,9 @@ nbval-fp: $(STAMP)
 	@off=$$($(BIN)/python -c "from numpy._core._multiarray_umath import __cpu_features__ as f, __cpu_dispatch__ as d; \
 	  print(' '.join(x for x in d if f.get(x) and (x.startswith('AVX512') or x == 'X86_V4')))"); \
 	echo "nbval-fp: transcendental results moved $(FP_NUDGE) by one ulp; numpy kernels disabled: $${off:-none (no AVX-512)}"; \
-	NPY_DISABLE_CPU_FEATURES="$$off" DIRICHLET_FP_NUDGE=$(FP_NUDGE) PYTHONPATH="$(CURDIR)/tools/fp_nudge" \
+	$(SERIAL_BLAS) NPY_DISABLE_CPU_FEATURES="$$off" DIRICHLET_FP_NUDGE=$(FP_NUDGE) PYTHONPATH="$(CURDIR)/tools/fp_nudge" \
 	  $(BIN)/python -m pytest -q -p no:cacheprovider --nbval $(NBVAL_FILES) --nbval-sanitize-with $(SANITIZE) \
-	  -n 2 --dist loadfile
+	  -n 2 --dist loadfile --no-loadscope-reorder
 
 ## (e) headless Chromium renders the built pages with typeset math and no network
 browser: $(STAMP)
@@ -146,6 +152,12 @@ benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_scoring.py
 	$(BIN)/python benchmarks/bench_naive_bayes_scaling.py
 	$(BIN)/python benchmarks/bench_speed.py
+
+## benchmark-book: `make nbval` of an old commit and of this tree, back to back, and the ratio
+## (benchmarks/bench_book.sh; OLD=e719718 by default, the commit issue 30 measured; about six minutes)
+OLD ?= e719718
+benchmark-book: $(STAMP)
+	bash benchmarks/bench_book.sh $(OLD)
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis
