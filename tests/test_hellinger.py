@@ -286,3 +286,140 @@ def test_smoothed_hellinger_release_is_the_posterior_mean_of_the_released_count(
     np.testing.assert_array_equal(y, (c + 1.0) / 42.0)
     three = hm.SmoothedHellinger((0.5, 1.0, 2.0), 6, 1.0, 1e-3)
     assert np.array_equal(three.index(three.cand), np.arange(three.cand.shape[0]))
+
+
+# --- The memoised and batched paths against the plain computations ---------------------------
+
+def _plain_log_pmf_rows(mech, counts):
+    """Definition 2.1 row by row, written out: distances to every candidate, then the exponential mechanism."""
+    post = mech.prior + mech.cand
+    rows = [hellinger_dirichlet(post[int(a)][None, :], post) for a in np.asarray(counts)[..., 0].reshape(-1)]
+    idx = np.asarray(counts)[..., 0]
+    return hm.log_pmf(np.array(rows).reshape(idx.shape + (post.shape[0],)), mech.smooth[idx], mech.epsilon)
+
+
+@pytest.mark.parametrize("prior", [(1.0, 1.0), (0.05, 0.05), (2.0, 8.0)])
+def test_memoised_local_sensitivity_and_rows_equal_the_plain_computation(prior, monkeypatch):
+    # Each distance is the same elementwise function of the same two posteriors, whether computed
+    # alone, in a batch or taken from the memo: the values must agree exactly (not to a tolerance).
+    n = 57
+    hm._beta_local_sensitivity_memo.cache_clear()
+    hm._beta_hellinger_rows_memo.cache_clear()
+    for eps, delta in [(1.0, 1e-6), (5.0, 1e-2)]:
+        mech = hm.SmoothedHellinger(prior, n, eps, delta)
+        np.testing.assert_array_equal(mech.ls, hm.local_sensitivity_beta(prior, n))
+        assert not mech.ls.flags.writeable  # shared by every mechanism of (prior, n)
+        for counts in [(3, 54), np.array([[0, 57], [57, 0], [20, 37], [20, 37]]),
+                       np.stack([np.arange(6).reshape(2, 3), 57 - np.arange(6).reshape(2, 3)], axis=-1)]:
+            for _ in range(2):  # the second call reads the memo
+                np.testing.assert_array_equal(mech.log_pmf_rows(counts), _plain_log_pmf_rows(mech, counts))
+        # the dense matrix (another path through the same distances) agrees row by row
+        np.testing.assert_array_equal(mech.log_pmf_rows(mech.cand), mech.log_pmf)
+    assert hm._beta_local_sensitivity_memo.cache_info().hits >= 1
+    assert hm._beta_hellinger_rows_memo.cache_info().hits >= 6
+    # beyond the memo's size the rows are computed afresh, with the same values
+    monkeypatch.setattr(hm, "_MEMO_CELLS", 10)
+    fresh = hm.SmoothedHellinger(prior, n, 1.0, 1e-6)
+    assert fresh.ls.flags.writeable
+    np.testing.assert_array_equal(fresh.log_pmf_rows((3, 54)), _plain_log_pmf_rows(fresh, (3, 54)))
+    em = hm.HellingerExponential(prior, n, 1.0)
+    np.testing.assert_array_equal(em.log_pmf_rows((3, 54)), _plain_log_pmf_rows(em, (3, 54)))
+
+
+def test_head_to_head_exact_expectations_equal_the_plain_computation():
+    hx._candidate_utility_memo.cache_clear()
+    ref = np.array([9.0, 21.0])
+    res = hx.head_to_head((1.0, 1.0), (7, 23), 1.0, 1e-6, reference=ref, repeats=20, rng=3)
+    again = hx.head_to_head((1.0, 1.0), (7, 23), 1.0, 1e-6, reference=ref, repeats=20, rng=3)
+    assert hx._candidate_utility_memo.cache_info().hits >= 2 and res == again
+    post = hm.posteriors((1.0, 1.0), hm.candidates(30))
+    for display, cls in [("M_H", hm.SmoothedHellinger), ("EM (global sens.)", hm.HellingerExponential)]:
+        p = np.exp(_plain_log_pmf_rows(cls((1.0, 1.0), 30, 1.0, 1e-6), (7, 23)))
+        util = hx.posterior_utility(np.broadcast_to(post[7], post.shape), post)
+        assert res[display] == {key: (float(p @ value), 0.0) for key, value in util.items()}
+    with pytest.raises(ValueError, match="prior must be in"):
+        hx.head_to_head((1.0, -1.0), (7, 23), 1.0, 1e-6, reference=ref, repeats=20, rng=3)
+
+
+def test_hellinger_rows_beta_equal_the_distances_one_by_one():
+    hm._beta_hellinger_rows_memo.cache_clear()
+    post = hm.posteriors((0.5, 2.0), hm.candidates(12))
+    counts = np.array([[[3, 9], [0, 12]], [[12, 0], [3, 9]]])
+    rows = hm.hellinger_rows_beta((0.5, 2.0), counts)
+    assert rows.shape == (2, 2, 13) and not rows.flags.writeable
+    for i in np.ndindex(2, 2):
+        a = counts[i][0]
+        np.testing.assert_array_equal(rows[i], [hellinger_dirichlet(post[a], post[j]) for j in range(13)])
+    np.testing.assert_array_equal(hm.hellinger_rows_beta((0.5, 2.0), (3, 9)), rows[0, 0])
+    util = hx.posterior_utility(np.broadcast_to(post[3], post.shape), post, hellinger=rows[0, 0])
+    plain = hx.posterior_utility(np.broadcast_to(post[3], post.shape), post)
+    assert util.keys() == plain.keys() and all(np.array_equal(util[key], plain[key]) for key in util)
+
+
+def _lemma_by_loop(scores, probs, epsilon, delta, shift, log_dilation, atol):
+    """The lemma's inequality atom by atom, with the matching atom found by a plain scan."""
+    excess, gaps, matched = [], [], 0
+    for s, p in zip(scores, probs):
+        image = (s + shift) * np.exp(log_dilation)
+        dist = [abs(t - image) for t in scores]
+        j = int(np.argmin(dist))
+        if dist[j] <= atol:
+            matched += 1
+            excess.append(p - np.exp(epsilon / 2) * probs[j] - delta / 2)
+        else:
+            gaps.append(dist[j])
+            excess.append(p - delta / 2)
+    worst = int(np.argmax(excess))
+    return {"violation": excess[worst], "score": scores[worst], "gap": min(gaps, default=np.inf), "matched": matched}
+
+
+def test_lemma_violations_equal_the_loop_over_transforms():
+    mech = hm.SmoothedHellinger((0.5, 0.5), 40, 2.0, 1e-2)
+    laws = [ha.score_atoms(mech.log_pmf[a], mech.hellinger[a]) for a in (0, 4, 20)]
+    laws.append((np.array([-2.0, -1.0, 0.0]), np.array([0.2, 0.3, 0.5])))
+    laws.append((np.array([-0.5]), np.array([1.0])))
+    for scores, probs in laws:
+        shifts = np.concatenate([[0.0, 1.0], mech.smooth[4] * np.arange(1, 21) / 20])
+        dilations = np.concatenate([[0.0, np.log(2.0)], mech.gamma * np.arange(1, 21) / 20])
+        for kw, values in [("shift", shifts), ("log_dilation", dilations)]:
+            for atol in (1e-12, 1e-8):
+                batch = ha.lemma_violations(scores, probs, 2.0, 1e-2, **{kw: values}, atol=atol)
+                assert {key: v.shape for key, v in batch.items()} == dict.fromkeys(batch, values.shape)
+                for i, value in enumerate(values):
+                    loop = _lemma_by_loop(scores, probs, 2.0, 1e-2, value if kw == "shift" else 0.0,
+                                          value if kw == "log_dilation" else 0.0, atol)
+                    one = ha.lemma_violation(scores, probs, 2.0, 1e-2, **{kw: value}, atol=atol)
+                    assert one == {key: v[i] for key, v in batch.items()}
+                    assert one["matched"] == loop["matched"] and one["score"] == loop["score"]
+                    assert one["violation"] == pytest.approx(loop["violation"], rel=1e-12, abs=1e-15)
+                    assert one["gap"] == pytest.approx(loop["gap"], rel=1e-12, abs=1e-15)
+    both = ha.lemma_violations(*laws[0], 2.0, 1e-2, shift=shifts[:3, None], log_dilation=dilations[:4])
+    assert both["violation"].shape == (3, 4)
+    assert both["violation"][2, 3] == ha.lemma_violation(*laws[0], 2.0, 1e-2, shift=shifts[2],
+                                                         log_dilation=dilations[3])["violation"]
+    with pytest.raises(ValueError, match="log_dilation must be in"):
+        ha.lemma_violations(*laws[0], 2.0, 1e-2, log_dilation=np.array([0.1, 60.0]))
+    with pytest.raises(ValueError, match="do not broadcast"):
+        ha.lemma_violations(*laws[0], 2.0, 1e-2, shift=np.ones(3), log_dilation=np.ones(4))
+
+
+def test_beta_hockey_stick_evaluates_each_tail_once_with_the_same_values():
+    from scipy import special
+    rng = np.random.default_rng(5)
+    u = np.stack([rng.uniform(0.1, 50, 200), rng.uniform(0.1, 50, 200)], axis=1)
+    v = np.stack([u[:, 0] + rng.choice([-1.0, 0.0, 0.5, 2.0], 200), u[:, 1]], axis=1)
+    v[:, 1] = u.sum(axis=1) - v[:, 0]
+    keep = (v > 0).all(axis=1)
+    u, v = u[keep], v[keep]
+    eps = np.array([[0.0], [0.3], [2.0]])  # broadcast against the pairs
+    # the two tails of both distributions at the threshold, then the choice (the former code)
+    s = u[:, 0] - v[:, 0]
+    k = special.betaln(v[:, 0], v[:, 1]) - special.betaln(u[:, 0], u[:, 1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = special.expit((eps - k) / s)
+    pa = np.where(s > 0, special.betaincc(u[:, 0], u[:, 1], t), special.betainc(u[:, 0], u[:, 1], t))
+    qa = np.where(s > 0, special.betaincc(v[:, 0], v[:, 1], t), special.betainc(v[:, 0], v[:, 1], t))
+    plain = np.where(s == 0, np.maximum(-np.expm1(np.minimum(eps, 1.0)), 0.0),
+                     np.maximum(pa - np.exp(eps) * qa, 0.0))
+    np.testing.assert_array_equal(ha.beta_hockey_stick(u, v, eps), plain)
+    assert ha.beta_hockey_stick(u[0], v[0], 0.3) == plain[1, 0]

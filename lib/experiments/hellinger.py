@@ -19,25 +19,36 @@ import numpy as np
 from lib import _validate
 from lib.mechanisms.dirichlet.divergence import hellinger_dirichlet, renyi_divergence_dirichlet
 from lib.mechanisms.dirichlet.order import optimal_order
-from lib.mechanisms.hellinger import MAX_CANDIDATES, SmoothedHellinger, geometry, posteriors
+from lib.mechanisms.hellinger import (MAX_CANDIDATES, SmoothedHellinger, candidates, geometry, hellinger_rows_beta,
+                                      posteriors)
 from lib.mechanisms.protocol import get
 from lib.theory.hellinger_audit import MAX_AUDIT_CELLS, audit, audit_counts, dirichlet_exact_scale
 
 
 # --- Utility of a released Beta/Dirichlet posterior ----------------------------------------
 
-def posterior_utility(true_post, released_post) -> dict:
+def posterior_utility(true_post, released_post, *, hellinger=None) -> dict:
     """Hellinger distance, :math:`KL(\\text{true} \\| \\text{released})` and posterior-mean error (L1 over categories / 2).
 
     Both arguments are positive Dirichlet parameters (``(..., k)``, ``k >= 2``) that broadcast together.
+    ``hellinger``, if given, is :func:`lib.mechanisms.dirichlet.divergence.hellinger_dirichlet` of the
+    two, already computed (a finite-output mechanism's scores): finite, non-negative, of the shape of
+    the broadcast leading axes; it is returned as the distance, not recomputed.
     """
     true_post = _validate.vectors(true_post, "true_post", positive_entries=True)
     released_post = _validate.vectors(released_post, "released_post", positive_entries=True)
     true_post, released_post = _validate.broadcast(true_post=true_post, released_post=released_post)
+    if hellinger is None:
+        hellinger = hellinger_dirichlet(true_post, released_post)
+    else:
+        hellinger = _validate.nonnegative(hellinger, "hellinger")
+        if hellinger.shape != true_post.shape[:-1]:
+            raise ValueError(f"hellinger must have the shape of the leading axes, {true_post.shape[:-1]}; "
+                             f"got {hellinger.shape}")
     mean_true = true_post / true_post.sum(axis=-1, keepdims=True)
     mean_rel = released_post / released_post.sum(axis=-1, keepdims=True)
     return {
-        "hellinger": hellinger_dirichlet(true_post, released_post),
+        "hellinger": hellinger,
         "kl": renyi_divergence_dirichlet(true_post, released_post, 1.0),
         "mean_error": np.abs(mean_true - mean_rel).sum(axis=-1) / 2,
     }
@@ -89,10 +100,43 @@ MECHANISMS = tuple(entry[0] for entry in ENTRIES)
 """The display names of :data:`ENTRIES`, the keys of :func:`head_to_head`'s result."""
 
 
-def _expected(log_p, true_post, cand_post):
-    """Exact expected utility of a finite-output mechanism (standard error 0)."""
+_MEMO_CELLS = 2**20
+"""Largest candidate set whose utilities :func:`_candidate_utility` keeps (three float64 arrays of it)."""
+
+
+@lru_cache(maxsize=8)
+def _candidate_utility_memo(prior: tuple, counts: tuple) -> dict:
+    util = _candidate_utility_plain(np.array(prior), np.array(counts))
+    for value in util.values():
+        value.flags.writeable = False
+    return util
+
+
+def _candidate_utility_plain(prior, counts):
+    n = int(counts.sum())
+    cand_post = posteriors(prior, candidates(n, 2))
+    return posterior_utility(np.broadcast_to(posteriors(prior, counts), cand_post.shape), cand_post,
+                             hellinger=hellinger_rows_beta(prior, counts))
+
+
+def _candidate_utility(prior, counts) -> dict:
+    """:func:`posterior_utility` of the true posterior ``prior + counts`` against every beta-binomial candidate.
+
+    The candidates are :func:`lib.mechanisms.hellinger.candidates` ``(n, 2)``, the outputs of the
+    finite-output mechanisms of :data:`ENTRIES`; the distances are their scores,
+    :func:`lib.mechanisms.hellinger.hellinger_rows_beta` (computed once for both). Memoised on
+    ``(prior, counts)`` (read-only arrays): the same data set is scored at every target and by both
+    exponential mechanisms.
+    """
+    prior, counts = np.asarray(prior, dtype=float), np.asarray(counts)
+    if int(counts.sum()) + 1 > _MEMO_CELLS:
+        return _candidate_utility_plain(prior, counts)
+    return _candidate_utility_memo(tuple(prior.tolist()), tuple(counts.tolist()))
+
+
+def _expected(log_p, util):
+    """Exact expected utility of a finite-output mechanism (standard error 0): ``util`` at each output, weighted."""
     p = np.exp(log_p)
-    util = posterior_utility(np.broadcast_to(true_post, cand_post.shape), cand_post)
     return {key: (float(p @ value), 0.0) for key, value in util.items()}
 
 
@@ -187,7 +231,7 @@ def head_to_head(prior, counts, epsilon_hat, delta, *, reference, repeats=2000, 
         if mech is None:
             continue
         if hasattr(mech, "log_pmf_rows"):  # a finite output set: the exact expectation
-            out[display] = _expected(mech.log_pmf_rows(counts), true_post, posteriors(prior, mech.cand))
+            out[display] = _expected(mech.log_pmf_rows(counts), _candidate_utility(prior, counts))
         elif hasattr(mech, "released_posterior"):
             out[display] = _monte_carlo(true_post, mech.released_posterior(batch, rng))
         else:  # a point y of the simplex: the posterior prior + n y (post-processing)

@@ -40,6 +40,7 @@ exact audit of that very setting shows it.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import combinations
 from math import comb
 from typing import ClassVar, NamedTuple
@@ -57,6 +58,11 @@ MAX_CANDIDATES = 20_000
 would be 20 000^2; the chapter stays below 3 000)."""
 
 _CHUNK = 256  # rows per block in the chunked computations
+
+_MEMO_CELLS = 2**20
+"""Largest array (float64 entries, 8 MB) that the memoised beta-binomial computations keep
+(:func:`_beta_local_sensitivity`, :func:`hellinger_rows_beta`; eight of each at most): larger
+ones are computed afresh on every call."""
 
 
 def _cand(cand, name: str = "cand"):
@@ -293,6 +299,82 @@ def local_sensitivity_beta(prior, n) -> np.ndarray:
     return _positive_ls(ls, prior)
 
 
+
+
+@lru_cache(maxsize=8)
+def _beta_local_sensitivity_memo(prior: tuple, n: int) -> np.ndarray:
+    ls = local_sensitivity_beta(np.array(prior), n)
+    ls.flags.writeable = False
+    return ls
+
+
+def _beta_local_sensitivity(prior: np.ndarray, n: int) -> np.ndarray:
+    """:func:`local_sensitivity_beta`, memoised on the public ``(prior, n)`` (read-only when memoised).
+
+    Every :class:`SmoothedHellinger` of one ``(prior, n)`` (one per target) shares the same local
+    sensitivities; the distances behind them cost O(n) special-function evaluations per build.
+    """
+    if n + 1 > _MEMO_CELLS:
+        return local_sensitivity_beta(prior, n)
+    return _beta_local_sensitivity_memo(tuple(prior.tolist()), n)
+
+
+@lru_cache(maxsize=8)
+def _beta_hellinger_rows_memo(prior: tuple, n: int, idx: tuple) -> np.ndarray:
+    rows = _hellinger_rows(np.array(prior), candidates(n, 2), np.array(idx, dtype=np.int64))
+    rows.flags.writeable = False
+    return rows
+
+
+def _hellinger_rows(prior: np.ndarray, cand: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """:math:`\\mathcal H(\\mathrm{BI}(c_i), \\mathrm{BI}(c_j))` for every ``i`` in ``idx`` (any shape) and every candidate ``j``."""
+    post = posteriors(prior, cand)
+    return hellinger_dirichlet(post[idx][..., None, :], post)
+
+
+def _beta_hellinger_rows(prior: np.ndarray, n: int, idx: np.ndarray) -> np.ndarray:
+    """:func:`_hellinger_rows` of the beta-binomial candidates, memoised on ``(prior, n, idx)`` (read-only when memoised).
+
+    The rows depend on public values and the data only: the mechanisms of one data set at several
+    targets (and :class:`HellingerExponential` beside :class:`SmoothedHellinger`) share them.
+    Each distance is computed element by element, so a memoised row equals a fresh one exactly.
+    """
+    if max(idx.size, 1) * (n + 1) > _MEMO_CELLS:
+        return _hellinger_rows(prior, candidates(n, 2), idx)
+    rows = _beta_hellinger_rows_memo(tuple(prior.tolist()), n, tuple(idx.reshape(-1).tolist()))
+    return rows.reshape(idx.shape + (n + 1,))
+
+
+def hellinger_rows_beta(prior, counts) -> np.ndarray:
+    """:math:`\\mathcal H(\\mathrm{BI}(x), \\mathrm{BI}(c))` from each beta-binomial data set :math:`x` to every candidate :math:`c`.
+
+    Parameters
+    ----------
+    prior : array_like, shape (2,)
+        The Beta prior :math:`(\\alpha, \\beta)`, positive.
+    counts : array_like of int, shape (..., 2)
+        Count vectors ``(ones, zeros)`` of one total :math:`n \\ge 1`.
+
+    Returns
+    -------
+    ndarray, shape ``counts.shape[:-1] + (n + 1,)``
+        Entry ``[..., j]`` is the distance from :math:`\\mathrm{beta}(\\alpha + a, \\beta + n - a)` to
+        :math:`\\mathrm{beta}(\\alpha + j, \\beta + n - j)`: the scores of :class:`SmoothedHellinger`
+        over :func:`candidates` ``(n, 2)``. Memoised on ``(prior, counts)`` (then read-only).
+
+    Examples
+    --------
+    >>> hellinger_rows_beta((1.0, 1.0), (2, 3)).shape
+    (6,)
+    """
+    prior = _prior(prior, 2)
+    arr = _validate.integer_array(counts, "counts")
+    if arr.ndim == 0 or arr.shape[-1] != 2 or arr.size == 0:
+        raise ValueError(f"counts must be count vectors (ones, zeros) along the last axis; got shape {arr.shape}")
+    n = _validate.integer(int(arr.reshape(-1, 2)[0].sum()), "the total of counts", 1)
+    idx = _public_total(arr, n, 2)[..., 0]
+    _validate.cells(max(idx.size, 1) * (n + 1), "hellinger_rows_beta (count vectors x candidates)")
+    return _beta_hellinger_rows(prior, n, idx)
 
 
 def smooth_sensitivity_beta(ls, gamma) -> np.ndarray:
@@ -550,7 +632,9 @@ class SmoothedHellinger(_PosteriorRelease):
     cand : ndarray of int, shape (C, k)
         The candidate count vectors; output ``i`` is the posterior ``prior + cand[i]``.
     ls, smooth : ndarray, shape (C,)
-        Local and smooth sensitivity at each data set (count vector).
+        Local and smooth sensitivity at each data set (count vector). For ``k = 2`` without
+        ``geom``, ``ls`` is read-only: it is memoised on ``(prior, n)`` and shared by every
+        mechanism of that setting.
     gamma : float
         The smoothing parameter.
     hellinger : ndarray, shape (C, C)
@@ -611,7 +695,7 @@ class SmoothedHellinger(_PosteriorRelease):
                 raise ValueError(f"n = {self.n}, k = {k} give {n_candidates(self.n, k)} candidates; at most "
                                  f"{MAX_CANDIDATES}")
             self.cand = candidates(self.n, k)
-            self.ls = local_sensitivity_beta(prior, self.n) if k == 2 else local_sensitivity(prior, self.cand)
+            self.ls = _beta_local_sensitivity(prior, self.n) if k == 2 else local_sensitivity(prior, self.cand)
         else:
             geom = _geometry_for(geom, prior, self.n, k)
             self.cand, self.ls = geom.cand, geom.ls
@@ -667,12 +751,16 @@ class SmoothedHellinger(_PosteriorRelease):
     def log_pmf_rows(self, counts) -> np.ndarray:
         """:math:`\\log \\Pr[\\mathcal M_{\\mathcal H}(x) = r]` over the candidates, for each count vector ``x``.
 
-        ``O(C)`` memory per count vector (no dense matrix): shape ``counts.shape[:-1] + (C,)``.
+        ``O(C)`` memory per count vector (no dense matrix): shape ``counts.shape[:-1] + (C,)``. For
+        ``k = 2`` the distances are :func:`hellinger_rows_beta` (memoised: the same data set at
+        another target, or under :class:`HellingerExponential`, reuses them).
         """
         idx = self.index(counts)
         _validate.cells(max(idx.size, 1) * self.cand.shape[0], "log_pmf_rows (count vectors x candidates)")
-        post = posteriors(self.prior, self.cand)
-        rows = hellinger_dirichlet(post[idx][..., None, :], post)
+        if self.cand.shape[1] == 2:  # rows of candidates(n, 2), shared across targets
+            rows = _beta_hellinger_rows(self.prior, self.n, idx)
+        else:
+            rows = _hellinger_rows(self.prior, self.cand, idx)
         return log_pmf(rows, self.smooth[idx], self.epsilon)
 
     def released_counts(self, counts, rng=None) -> np.ndarray:

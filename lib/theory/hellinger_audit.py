@@ -6,7 +6,7 @@ computed exactly for every pair of neighbouring data sets (:func:`audit`, :func:
 shows it. The rest checks the seed note (``papers/smoothed-hellinger-exponential-mechanism.md``,
 *the note*) on the mechanism's own output distribution: the tail bounds of its Section 4.2
 (:func:`tail_exact`, :func:`tail_bounds`), the sliding and dilation lemmas of its Section 3.1
-(:func:`score_atoms`, :func:`lemma_violation`) and the :math:`\\delta` of Lemma 3.3's chain
+(:func:`score_atoms`, :func:`lemma_violation`, :func:`lemma_violations`) and the :math:`\\delta` of Lemma 3.3's chain
 (:func:`proof_delta`). :func:`local_sensitivity_brute` and :func:`smooth_sensitivity_brute_beta`
 compute the sensitivities by their definitions, against the mechanism's fast forms.
 :func:`beta_hockey_stick` is the exact :math:`\\delta` of a pair of Beta distributions, used to
@@ -473,7 +473,8 @@ def lemma_violation(scores, probs, epsilon, delta, *, shift=0.0, log_dilation=0.
     (``log_dilation``); both may be given (dilation after the shift). :math:`\\Pr[u = T(s)]` is the
     probability of the atom within ``atol`` of :math:`T(s)`, and 0 if there is none: for a
     continuous noise density the lemmas compare densities, for a finite candidate set they compare
-    point masses, and almost every :math:`T(s)` is not a score at all.
+    point masses, and almost every :math:`T(s)` is not a score at all. One transform;
+    :func:`lemma_violations` evaluates many at once.
 
     Returns
     -------
@@ -484,26 +485,55 @@ def lemma_violation(scores, probs, epsilon, delta, *, shift=0.0, log_dilation=0.
         unmatched images are from being matched: compare with ``atol``); ``matched``: how many
         :math:`T(s)` matched an atom.
     """
+    shift = _validate.scalar(_validate.in_range(shift, "shift", -np.inf, open_low=True), "shift")
+    log_dilation = _validate.scalar(_validate.in_range(log_dilation, "log_dilation", -50.0, 50.0,
+                                                       open_low=False, open_high=False), "log_dilation")
+    out = lemma_violations(scores, probs, epsilon, delta, shift=shift, log_dilation=log_dilation, atol=atol)
+    return {"violation": float(out["violation"]), "score": float(out["score"]), "gap": float(out["gap"]),
+            "matched": int(out["matched"])}
+
+
+def lemma_violations(scores, probs, epsilon, delta, *, shift=0.0, log_dilation=0.0, atol=1e-12):
+    """:func:`lemma_violation` for many transforms at once: ``shift`` and ``log_dilation`` are arrays that broadcast.
+
+    Transform ``i`` is :math:`T_i(s) = (s + \\Delta_i) e^{\\lambda_i}`; every atom's image under
+    every transform is matched against the atoms in one sorted search.
+
+    Returns
+    -------
+    dict
+        ``violation``, ``score``, ``gap`` (float arrays) and ``matched`` (int array), each of the
+        broadcast shape of ``shift`` and ``log_dilation``, entry ``i`` being :func:`lemma_violation`
+        of transform ``i``.
+
+    Raises
+    ------
+    ValueError
+        For scores that are not increasing, probabilities outside [0, 1], a non-finite shift, a
+        log dilation outside [-50, 50], ``atol`` outside [0, 1e-6], or more than
+        ``lib._validate.MAX_CELLS`` (transform, atom) cells.
+    """
     s = _validate.in_range(scores, "scores", -np.inf, open_low=True)
     p = _validate.in_range(probs, "probs", 0.0, 1.0, open_low=False, open_high=False)
     if s.ndim != 1 or s.shape != p.shape or s.size == 0 or np.any(np.diff(s) <= 0):
         raise ValueError("scores must be a non-empty increasing 1-D array and probs the same shape (score_atoms)")
     epsilon = _validate.scalar(_validate.nonnegative(epsilon, "epsilon"), "epsilon")
     delta = _validate.scalar(_validate.in_range(delta, "delta", 0.0, 1.0, open_low=False, open_high=False), "delta")
-    shift = _validate.scalar(_validate.in_range(shift, "shift", -np.inf, open_low=True), "shift")
-    log_dilation = _validate.scalar(_validate.in_range(log_dilation, "log_dilation", -50.0, 50.0,
-                                                       open_low=False, open_high=False), "log_dilation")
+    shift = _validate.in_range(shift, "shift", -np.inf, open_low=True)
+    log_dilation = _validate.in_range(log_dilation, "log_dilation", -50.0, 50.0, open_low=False, open_high=False)
     atol = _validate.scalar(_validate.in_range(atol, "atol", 0.0, 1e-6, open_low=False, open_high=False), "atol")
-    image = (s + shift) * np.exp(log_dilation)
-    j = np.clip(np.searchsorted(s, image), 1, s.size - 1) if s.size > 1 else np.zeros(s.size, dtype=np.int64)
+    shift, log_dilation = _validate.broadcast(shift=shift, log_dilation=log_dilation)
+    _validate.cells(shift.size * s.size, "lemma_violations (transforms x atoms)")
+    image = (s + shift[..., None]) * np.exp(log_dilation)[..., None]
+    j = np.clip(np.searchsorted(s, image), 1, s.size - 1) if s.size > 1 else np.zeros(image.shape, dtype=np.int64)
     near = np.where(np.abs(s[j - 1] - image) < np.abs(s[j] - image), j - 1, j) if s.size > 1 else j
     dist = np.abs(s[near] - image)
     hit = dist <= atol
     p_image = np.where(hit, p[near], 0.0)
     excess = p - np.exp(epsilon / 2) * p_image - delta / 2
-    worst = int(np.argmax(excess))
-    return {"violation": float(excess[worst]), "score": float(s[worst]),
-            "gap": float(dist[~hit].min()) if (~hit).any() else np.inf, "matched": int(hit.sum())}
+    worst = np.argmax(excess, axis=-1)[..., None]
+    return {"violation": np.take_along_axis(excess, worst, axis=-1)[..., 0], "score": s[worst[..., 0]],
+            "gap": np.where(hit, np.inf, dist).min(axis=-1), "matched": hit.sum(axis=-1)}
 
 
 def proof_delta(epsilon, delta):
@@ -554,12 +584,26 @@ def beta_hockey_stick(u, v, epsilon) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         t = special.expit((epsilon - k) / s)
     up = s > 0  # p/q increasing in theta: A = {theta > t}
-    pa = np.where(up, special.betaincc(u[..., 0], u[..., 1], t), special.betainc(u[..., 0], u[..., 1], t))
-    qa = np.where(up, special.betaincc(v[..., 0], v[..., 1], t), special.betainc(v[..., 0], v[..., 1], t))
+    pa = _beta_tail(up, u[..., 0], u[..., 1], t)
+    qa = _beta_tail(up, v[..., 0], v[..., 1], t)
     with np.errstate(over="ignore"):  # e^eps = inf beyond eps = 709: then only Q(A) = 0 leaves a term
         eq = np.where(qa > 0, np.exp(epsilon) * np.where(qa > 0, qa, 1.0), 0.0)
         out = np.where(s == 0, np.maximum(-np.expm1(np.minimum(epsilon, 1.0)), 0.0), np.maximum(pa - eq, 0.0))
     return out[()]
+
+
+def _beta_tail(up, a, b, t):
+    """``betaincc(a, b, t)`` where ``up`` (the mass above ``t``), ``betainc(a, b, t)`` elsewhere.
+
+    Each entry is evaluated by the one function it needs (not both and a choice), element by
+    element, so the values are those of ``np.where(up, betaincc(a, b, t), betainc(a, b, t))``.
+    """
+    a, b = np.broadcast_to(a, t.shape), np.broadcast_to(b, t.shape)
+    out = np.empty(t.shape)
+    out[up] = special.betaincc(a[up], b[up], t[up])
+    low = ~up
+    out[low] = special.betainc(a[low], b[low], t[low])
+    return out
 
 
 def _pair_deltas(r, alpha, n, epsilon, a):
