@@ -206,3 +206,24 @@ def test_an_order_that_overflows_is_an_error_not_nan():
     with pytest.raises(ValueError, match="outside double precision"):
         renyi_divergence_dirichlet([2.0, 3.0], [1.5, 3.0], 1e307)
     assert np.isfinite(renyi_divergence_dirichlet([2.0, 3.0], [1.5, 3.0], 1e3))
+
+
+def test_series_below_order_one_with_repeated_parameters_equals_the_elementwise_sum():
+    """The Taylor branch of orders in (0, 1) evaluates polygamma once per distinct parameter and maps
+    the values back; it equals the series summed element by element (the same float operations)."""
+    from scipy import special
+
+    from lib.mechanisms.dirichlet.divergence import _SERIES_TERMS, _excess_below_one
+
+    rng = np.random.default_rng(7)
+    a = np.repeat([3.5, 40.0, 1e4, 2.5e6], 6)[rng.permutation(24)]  # four values, six times each
+    delta = rng.choice([-1.0, 1.0], a.size) * rng.uniform(1e-4, 1e-3, a.size) * a
+    lam = rng.uniform(0.05, 0.95, a.size)
+    got = _excess_below_one(a, delta, lam)
+    for i in range(a.size):
+        acc, factorial = 0.0, 1.0
+        for k in range(2, _SERIES_TERMS + 2):
+            factorial *= k
+            acc += (special.polygamma(k - 1, a[i:i + 1]) * delta[i:i + 1] ** k / factorial
+                    * ((-1.0) ** k + (lam[i:i + 1] - 1) ** (k - 1)))[0]
+        assert got[i] == acc

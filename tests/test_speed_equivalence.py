@@ -358,10 +358,10 @@ def test_posterior_dp_many_falls_back_to_one_search_per_target(monkeypatch):
 
     real = ps._calibrate_shapes
 
-    def single_only(eps, lams, *args):
+    def single_only(eps, lams, *args, **kwargs):
         if np.size(eps) > 48:
             raise ValueError("joint search refused")
-        return real(eps, lams, *args)
+        return real(eps, lams, *args, **kwargs)
 
     spec = _spec_of([(1, 2), (2, 5)], 800)
     want = [ps.DiffusedPosterior.calibrate(ApproximateDP(e, 1e-5), spec) for e in (0.2, 2.0)]
@@ -426,3 +426,189 @@ def test_schema_encode_equals_the_row_by_row_lookup():
     with pytest.raises(ValueError, match="outside its public domain"):
         encode(values, closed, "x")
     assert np.array_equal(encode(np.array(["?", "zz", "a"], dtype=object), closed, "x"), [4, 3, 0])
+
+
+# ------------------------------------------------------------------ issue 30, second round: repeated arguments,
+# batched posterior draws, calibrations cached across splits
+
+
+def test_fused_log_gamma_difference_with_repeated_arguments():
+    """The special functions of the Taylor regime are taken once per distinct argument: the same values as
+    lib.mechanisms.dirichlet.divergence._lgamma_diff, entry by entry, with many repeats (as in the search)."""
+    from lib.mechanisms.dirichlet import divergence
+    from lib.mechanisms import posterior_sampling as ps
+
+    rng = np.random.default_rng(31)
+    base = 10.0 ** rng.uniform(0, 7, 40)
+    a = np.tile(base, 25)[rng.permutation(1000)]  # 40 distinct values, each 25 times
+    h = a * 10.0 ** rng.uniform(-12, -6, 1000) * rng.choice([-1.0, 1.0], 1000)  # all in the Taylor regime
+    h[::7] = rng.uniform(-0.5, 3.0, h[::7].size)  # and some in the others
+    assert (np.abs(h) <= divergence._TAYLOR_STEP * a).sum() > ps._DISTINCT_FROM
+    np.testing.assert_array_equal(ps._lgamma_diff_fused(a, h), divergence._lgamma_diff(a, h))
+    small = slice(0, ps._DISTINCT_FROM - 1)  # below the threshold: no sorting, the same values
+    np.testing.assert_array_equal(ps._lgamma_diff_fused(a[small], h[small]), divergence._lgamma_diff(a[small], h[small]))
+
+
+def _posterior_tables(rng, n_total):
+    counts = [rng.multinomial(n_total, np.ones(3) / 3).astype(float)]
+    for rows, d in ((2, 4), (2, 4), (3, 2), (2, 6)):
+        counts.append(rng.multinomial(n_total, np.ones(rows * d) / (rows * d)).reshape(rows, d).astype(float))
+    return counts
+
+
+@pytest.mark.parametrize("name", ["geumlek_diffused", "geumlek_concentrated", "geumlek_true"])
+def test_batched_posterior_draws_equal_the_table_by_table_loop(name):
+    """_PosteriorSampler.log_release_tables (one Gamma call, one check per object) gives the protocol loop's
+    bits (release table by table), with the generator left in the same state."""
+    from lib.mechanisms.protocol import Mechanism, ReleaseSpec
+
+    rng = np.random.default_rng(8)
+    cls = get(name)
+    tables = _posterior_tables(rng, 200)
+    spec = ReleaseSpec(tuple((1, t.shape[0]) if t.ndim == 1 else t.shape for t in tables), 200)
+    target = RenyiDP(1.5, 50.0) if name == "geumlek_true" else RenyiDP(5.0, 1.0)
+    objects = cls.calibrate(target, spec).releases
+    for n_draws in (1, 7):
+        fast_rng, slow_rng = np.random.default_rng(3), np.random.default_rng(3)
+        fast = cls.log_release_tables(objects, tables, n_draws, fast_rng)
+        slow = Mechanism.log_release_tables.__func__(cls, objects, tables, n_draws, slow_rng)
+        for f, s in zip(fast, slow):
+            np.testing.assert_array_equal(f, s)
+        assert fast_rng.random() == slow_rng.random()
+    # a table the stated guarantee does not cover: the loop's error, before any draw
+    bad = [t.copy() for t in tables]
+    bad[1][0, 0] += 500
+    with pytest.raises(ValueError, match="at most n_total"):
+        cls.log_release_tables(objects, bad, 2, np.random.default_rng(0))
+
+
+def test_grid_cache_calibrates_each_spec_once(monkeypatch):
+    """grid.calibrate_many with a cache returns, element by element, the calibrations made without one, and
+    calls the class only for the targets it does not hold (a second split of the same spec: none)."""
+    from lib.experiments import grid
+    from lib.mechanisms.protocol import ReleaseSpec
+
+    spec = ReleaseSpec(((1, 2), (2, 3), (2, 5)), 500)
+    for name, targets in (("geumlek_diffused", [RenyiDP(5.0, e) for e in (0.1, 1.0)]),
+                          ("geumlek_concentrated", [ApproximateDP(e, 1e-5) for e in (0.5, 2.0)]),
+                          ("dirichlet", [ApproximateDP(e, 1e-5) for e in (0.5, 2.0)]),
+                          ("gaussian", [RenyiDP(5.0, 1.0)])):
+        cls = get(name)
+        plain = grid.calibrate_many(cls, targets, spec)
+        calls = []
+        original = cls.calibrate_many.__func__
+        monkeypatch.setattr(cls, "calibrate_many",
+                            classmethod(lambda c, t, s, cache=None: calls.append(len(t)) or original(c, t, s, cache=cache)))
+        cache = {}
+        first = grid.calibrate_many(cls, targets, spec, cache=cache)
+        again = grid.calibrate_many(cls, targets[::-1] + targets, ReleaseSpec(tuple(spec.shapes), 500), cache=cache)
+        monkeypatch.undo()
+        assert calls == [len(targets)]  # the second call found every target
+        for a, b in zip(plain, first):
+            assert a.parameters == b.parameters and a.guarantee == b.guarantee
+            assert [getattr(m, "scale", getattr(m, "r", None)) for m in a.releases] == \
+                   [getattr(m, "scale", getattr(m, "r", None)) for m in b.releases]
+        assert [c is f for c, f in zip(again, first[::-1] + first)] == [True] * (2 * len(targets))
+    # another setting of the class is another key
+    other = get("geumlek_diffused").configured(prior=2.0)
+    k0 = grid._calibration_key("geumlek_diffused", RenyiDP(5.0, 1.0), spec)
+    assert grid._calibration_key(other, RenyiDP(5.0, 1.0), spec) != k0
+    assert grid._calibration_key("geumlek_diffused", RenyiDP(5.0, 1.0), ReleaseSpec(spec.shapes, 501)) != k0
+    with pytest.raises(TypeError, match="cache must be None or a dict"):
+        grid.calibrate_many("dirichlet", [RenyiDP(5.0, 1.0)], spec, cache=[])
+
+
+def test_run_over_splits_with_a_shared_cache_equals_runs_without(monkeypatch):
+    """run() over two splits sharing one cache: the frames of runs with fresh caches, and the second split
+    calibrates nothing."""
+    from lib.experiments import grid
+    from lib.experiments.preprocessing import Split
+
+    rng = np.random.default_rng(12)
+    n_values = np.array([3, 4, 2])
+
+    def split():
+        X = np.column_stack([rng.integers(v, size=300) for v in n_values])
+        y = rng.integers(2, size=300)
+        return Split(X[:200], X[200:], y[:200], y[200:], n_values, 2, ("a", "b", "c"), (0, 1))
+
+    data = [{"toy": split()} for _ in range(2)]
+    mechanisms = ["dirichlet", "geumlek_diffused", "geumlek_concentrated"]
+    for privacy, budgets in ((RenyiDP(5.0, 1.0), [0.1, 1.0]), (ApproximateDP(1.0, 1e-5), [0.5, 2.0])):
+        plain = [grid.run("naive-bayes", mechanisms, budgets, privacy=privacy, data=d, n_repeats=3, seed=k)
+                 for k, d in enumerate(data)]
+        shared = {}
+        first = grid.run("naive-bayes", mechanisms, budgets, privacy=privacy, data=data[0], n_repeats=3, seed=0,
+                         cache=shared)
+        for name in mechanisms:
+            monkeypatch.setattr(get(name), "calibrate_many", classmethod(_calibrated_again))
+        second = grid.run("naive-bayes", mechanisms, budgets, privacy=privacy, data=data[1], n_repeats=3, seed=1,
+                          cache=shared)
+        monkeypatch.undo()
+        for want, got in zip(plain, (first, second)):
+            assert want.equals(got)
+
+
+def _calibrated_again(cls, *args, **kwargs):
+    raise AssertionError(f"{cls.name} calibrated again: the cache must answer")
+
+
+@pytest.mark.parametrize("kind", ["diffused", "concentrated"])
+def test_pruned_order_search_keeps_each_groups_best_order_and_scales(kind):
+    """_calibrate_shapes(best_of=...) (orders that cannot win stop early) chooses, in every group, the order of
+    the full search (argmax of the weighted mean of log scales) with the same scales, value by value; the
+    stopped orders hold feasible (smaller or equal) scales."""
+    from lib.mechanisms import posterior_sampling as ps
+    from lib.privacy.accounting import dp_to_rdp, min_order
+
+    spec_shapes = ((1, 2), (2, 10), (2, 9), (2, 10), (2, 42), (2, 3))
+    shapes = sorted(set(spec_shapes))
+    weights = ps._shape_weights(spec_shapes, shapes)
+    lams, eps = [], []
+    for e in (0.05, 1.0, 8.0):
+        lam0 = min_order(e, 1e-5)
+        grid_lams = lam0 + np.geomspace(1e-3 * lam0, 1e4 - lam0, 48)
+        lams.append(grid_lams)
+        eps.append(dp_to_rdp(e, grid_lams, 1e-5, n_releases=len(spec_shapes)))
+    lams, eps = np.concatenate(lams), np.concatenate(eps)
+    groups = np.repeat(np.arange(3), 48)
+    full = ps._calibrate_shapes(eps, lams, 1.0, 20000, shapes, kind)
+    pruned = ps._calibrate_shapes(eps, lams, 1.0, 20000, shapes, kind, best_of=(weights, groups))
+    stopped = 0
+    for g in range(3):
+        sel = groups == g
+        score = {name: np.mean([np.log(s[sh][sel]) for sh in spec_shapes], axis=0) for name, s in
+                 (("full", full), ("pruned", pruned))}
+        best = int(np.argmax(score["full"]))
+        assert int(np.argmax(score["pruned"])) == best
+        for sh in shapes:
+            assert pruned[sh][sel][best] == full[sh][sel][best]
+            assert np.all(pruned[sh][sel] <= full[sh][sel])
+        stopped += int(np.sum(pruned[shapes[0]][sel] != full[shapes[0]][sel]))
+    assert stopped > 0  # the pruning did stop some orders
+    for sh in shapes:  # every scale returned is feasible
+        worst = ps.worst_case(1.0, pruned[sh], lams, 20000, rows=sh[0], d=sh[1], kind=kind)
+        assert np.all(worst <= eps)
+
+
+def test_expected_kl_of_rows_with_repeated_counts_equals_expected_kl_loss():
+    """moments._expected_kl_rows (digamma once per distinct count) equals expected_kl_loss value by value, and
+    the order searches that use it (_summed_kl, _summed_kl_distinct) equal the plain sum of expected_kl_loss."""
+    from lib.mechanisms.dirichlet import approximate_dp as adp
+    from lib.mechanisms.dirichlet.moments import _expected_kl_rows
+
+    rng = np.random.default_rng(40)
+    rows = rng.choice([0.0, 1.0, 3.0, 17.0, 250.0, 4096.0], size=(60, 7))
+    rows[:, 0] += 1.0  # positive totals
+    r = np.exp(rng.uniform(-8, 0, (3, 5, 1)))
+    alpha = 1.0 + rng.exponential(3.0, (3, 5, 1))
+    want = expected_kl_loss(rows, r, alpha)
+    np.testing.assert_array_equal(_expected_kl_rows(rows, r, alpha), want)
+    np.testing.assert_array_equal(_expected_kl_rows(rows, np.float64(0.3)[None], np.float64(2.0)[None]),
+                                  expected_kl_loss(rows, 0.3, 2.0))
+    groups = adp._rows([rows, rows[:9, :3]])
+    plain = sum(expected_kl_loss(g, r, alpha).sum(axis=-1) for g in groups)
+    np.testing.assert_array_equal(adp._summed_kl(groups, r[..., 0], alpha[..., 0]), 0.0 + plain)
+    distinct = adp._distinct(groups)
+    plain_distinct = sum(np.take(expected_kl_loss(dd, r, alpha), inv, axis=-1).sum(axis=-1) for dd, inv in distinct)
+    np.testing.assert_array_equal(adp._summed_kl_distinct(distinct, r[..., 0], alpha[..., 0]), 0.0 + plain_distinct)

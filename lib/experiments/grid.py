@@ -21,6 +21,7 @@ cells are run or in which order.
 
 from __future__ import annotations
 
+import collections.abc
 import sys
 import zlib
 from typing import NamedTuple
@@ -213,6 +214,39 @@ def calibrate(mechanism, target, spec, *, cache=None):
     return cls.calibrate(target if cls.private else NotPrivate(), spec, cache=cache)
 
 
+def _frozen(value):
+    """``value`` as a hashable key part: arrays by shape, type and bytes, lists and dicts as tuples."""
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.shape, value.dtype.str, value.tobytes())
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((repr(k), _frozen(v)) for k, v in value.items()))
+    try:
+        hash(value)
+    except TypeError:
+        return ("unhashable", repr(value))
+    return value
+
+
+def _calibration_key(mechanism, target, spec):
+    """The key of one calibration in a grid's ``cache``: what the calibration depends on, all public.
+
+    A calibration is a function of the mechanism class with its class-level
+    settings (every public non-callable attribute: ``prior``, ``n_orders``,
+    ...), of the target and of the public :class:`lib.mechanisms.protocol.ReleaseSpec`
+    (table shapes, the public total ``n_total``, which releases are priors); never
+    of the data. Splits of one dataset share their spec, so they share the key.
+    """
+    cls = get(mechanism)
+    settings = tuple((k, _frozen(getattr(cls, k))) for k in sorted(dir(cls))
+                     if not k.startswith("_") and not callable(getattr(cls, k))
+                     and not isinstance(getattr(cls, k), property))
+    shapes = tuple(tuple(int(x) for x in sh) for sh in spec.shapes)
+    priors = tuple(int(i) for i in getattr(spec, "priors", ()))
+    return ("grid-calibration", cls, settings, type(target), target, shapes, int(spec.n_total), priors)
+
+
 def calibrate_many(mechanism, targets, spec, *, cache=None):
     """:func:`calibrate` at every target of ``targets`` (one type): a list, in order.
 
@@ -220,11 +254,28 @@ def calibrate_many(mechanism, targets, spec, *, cache=None):
     vectorised search (:meth:`lib.mechanisms.protocol.Mechanism.calibrate_many`:
     the approximate-DP order searches, the posterior samplers' scales);
     element ``i`` equals ``calibrate(mechanism, targets[i], spec, ...)``.
+    With a ``cache`` (a dict), every calibration is stored under
+    :func:`_calibration_key` and only the targets not stored yet are
+    calibrated (together): a grid over several splits of one dataset, whose
+    specs are equal, calibrates each (mechanism, budget) once. A calibration
+    that raises stores nothing.
     """
     cls = get(mechanism)
     if not cls.private:
         return [cls.calibrate(NotPrivate(), spec, cache=cache) for _ in targets]
-    return cls.calibrate_many(targets, spec, cache=cache)
+    if cache is None:
+        return cls.calibrate_many(targets, spec, cache=cache)
+    if not isinstance(cache, collections.abc.MutableMapping):
+        raise _validate.ArgumentTypeError(f"cache must be None or a dict; got {type(cache).__name__}")
+    targets = list(targets)
+    if not targets or not all(isinstance(t, Guarantee) for t in targets):
+        return cls.calibrate_many(targets, spec, cache=cache)  # its errors
+    keys = [_calibration_key(cls, t, spec) for t in targets]
+    missing = {k: t for k, t in zip(keys, targets) if k not in cache}
+    if missing:
+        for k, cal in zip(missing, cls.calibrate_many(list(missing.values()), spec, cache=cache)):
+            cache[k] = cal
+    return [cache[k] for k in keys]
 
 
 def _budgets(budgets, name):
@@ -261,7 +312,9 @@ def evaluate(task, mechanism, budgets, n_repeats, *, privacy=RDP_TARGET, seed=DE
     dataset : str
         Name of the data (a seed key and a column).
     cache : dict, optional
-        Memo shared by calibrations that have one (Gohari et al.'s).
+        Memo of the calibrations (:func:`calibrate_many`: each (mechanism,
+        budget, public spec) calibrated once), also passed to the calibrations
+        that keep their own (Gohari et al.'s, the order searches).
 
     Returns
     -------
@@ -344,7 +397,9 @@ def run(model, mechanisms, budgets, *, privacy=RDP_TARGET, datasets=None, data=N
     data : mapping of str to encoded data, optional
         Use these (``Split`` or ``NetworkData``) instead of loading each dataset.
     n_repeats, seed, cache
-        See :func:`evaluate`; one ``cache`` is shared across the grid.
+        See :func:`evaluate`; one ``cache`` is shared across the grid. Pass one
+        dict to the runs of several splits: their specs are public and equal, so
+        each (mechanism, budget) is calibrated once for all of them.
     progress : bool, optional
         Show a tqdm progress bar; default only when stderr is a terminal.
 

@@ -54,7 +54,8 @@ from lib.mechanisms.dirichlet import divergence as _div
 from lib.privacy.accounting import dp_to_rdp, min_order
 from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
 from lib.privacy.neighbours import all_neighbours
-from lib.mechanisms.protocol import Mechanism, ModelCalibration, NotPrivate, ReleaseSpec, RenyiDP, register
+from lib.mechanisms.protocol import (Mechanism, ModelCalibration, NotPrivate, ReleaseSpec, RenyiDP, _batchable, _buffer,
+                                     _logs_of, register)
 
 #: Default prior pseudo-count of every cell: the uniform Dirichlet prior.
 DEFAULT_PRIOR = 1.0
@@ -329,6 +330,23 @@ def _evaluate(cand, scale, lam, kind):
 # candidate sets of several table shapes stacked into one array.
 
 
+#: Fewest arguments from which :func:`_distinct` sorts out the repeated ones.
+_DISTINCT_FROM = 64
+
+
+def _distinct(x):
+    """``(values, back)``: the distinct entries of the 1-D float array ``x`` and the map back.
+
+    ``back(f(values))`` is ``f(x)`` entry by entry for an elementwise ``f`` (the same
+    arguments give the same values); below :data:`_DISTINCT_FROM` entries ``x`` is
+    returned as it is (sorting would cost more than it saves). ``x`` holds no NaN.
+    """
+    if x.size < _DISTINCT_FROM:
+        return x, lambda v: v
+    values, inverse = np.unique(x, return_inverse=True)
+    return values, lambda v: v[inverse]
+
+
 def _lgamma_diff_fused(a, h):
     """:func:`lib.mechanisms.dirichlet.divergence._lgamma_diff` for 1-D float arrays, empty regimes skipped.
 
@@ -349,7 +367,11 @@ def _lgamma_diff_fused(a, h):
     tiny = rest & (np.abs(h) <= _div._TAYLOR_STEP * a)
     if tiny.any():
         at, ht = a[tiny], h[tiny]
-        out[tiny] = ht * (special.digamma(at) + ht / 2 * (special.zeta(2, at) + ht / 3 * (-2.0 * special.zeta(3, at))))
+        # the search's arguments repeat (the vertices share coordinates, a = (u_i, u_j, u_0) appears
+        # with two steps): each special function is evaluated once per distinct argument, the same values
+        at, back = _distinct(at)
+        psi, z2, z3 = (back(f) for f in (special.digamma(at), special.zeta(2, at), special.zeta(3, at)))
+        out[tiny] = ht * (psi + ht / 2 * (z2 + ht / 3 * (-2.0 * z3)))
         rest = rest & ~tiny
     ah = a + h
     big = rest & (a >= _div._STIRLING_FROM) & (ah >= _div._STIRLING_FROM)
@@ -448,7 +470,7 @@ def _evaluate_stacked(stack, which, scale, lam, kind):
     return move, div[:, m:m + k].max(axis=-1) + div[:, m + k:].max(axis=-1)
 
 
-def _search(sets, set_of, eps, L, kind, *, reference=False):
+def _search(sets, set_of, eps, L, kind, *, reference=False, prune=None):
     """Largest feasible scales: target ``k`` (level ``eps[k]``, order ``L[k]``) on candidate set ``sets[set_of[k]]``.
 
     The search of :func:`calibrate_scale`, for all targets at once (each
@@ -456,6 +478,14 @@ def _search(sets, set_of, eps, L, kind, *, reference=False):
     scales equal those of one search per set). ``reference=True`` evaluates set
     by set through :func:`_evaluate` (the path before the stacked evaluator;
     tests and benchmarks compare the two).
+
+    ``prune(lo, hi)``, if given, is called after every step of the bracketed
+    search with the brackets :math:`[\\log s_{lo}, \\log s_{hi})` of all
+    targets (``lo`` feasible; a target already met at scale 1 has
+    ``lo = hi = 0``) and returns a boolean mask of targets whose search may
+    stop: they return the feasible ``exp(lo)`` reached so far, not their
+    largest scale. The other targets' steps are unchanged (a step depends on
+    the target's own values and the step count only).
     """
     groups = []
     if not reference:
@@ -516,6 +546,8 @@ def _search(sets, set_of, eps, L, kind, *, reference=False):
     glo[active], ghi[active] = g_lo, g_hi
     side = np.zeros(eps.size, int)
     for it in range(_MAX_BISECTION):
+        if prune is not None:
+            active = active[~prune(np.where(done, 0.0, lo), np.where(done, 0.0, hi))[active]]
         mid = 0.5 * (lo[active] + hi[active])
         closed = (mid <= lo[active]) | (mid >= hi[active])
         active, mid = active[~closed], mid[~closed]
@@ -755,7 +787,7 @@ def calibrate_scale(epsilon, lam, prior, n_total, *, rows=1, d=None, kind="diffu
     return out[()]
 
 
-def _calibrate_shapes(epsilon, lam, prior, n_total, shapes, kind):
+def _calibrate_shapes(epsilon, lam, prior, n_total, shapes, kind, *, best_of=None):
     """``{shape: calibrate_scale(epsilon, lam, prior, n_total, rows=shape[0], d=shape[1], kind=kind)}``, one search.
 
     ``shapes`` are ``(rows, d)`` pairs in the order in which one call per shape
@@ -763,6 +795,15 @@ def _calibrate_shapes(epsilon, lam, prior, n_total, shapes, kind):
     together (:func:`_search`), with the scales of one call per shape, value by
     value. Shapes whose candidates would not fit together in
     :data:`MAX_CANDIDATE_CELLS` are searched one by one.
+
+    ``best_of=(weights, groups)`` asks only for the target of each group that
+    maximises the score :math:`\\sum_{sh} w_{sh} \\log s_{sh, j}` (``weights``: one per
+    shape; ``groups``: an integer label per entry of the flattened ``epsilon``):
+    an entry ``j`` whose score cannot reach the best lower bound of its group
+    (the brackets of the search bound every score, :func:`_prune_to_best`) stops
+    early, its scales feasible but not the largest. The entries that remain are
+    searched to the end, so each group's maximiser (``numpy.argmax``: the first of
+    equal scores) and its scales are those of the full search.
     """
     sets, arrays = [], None
     for rows, d in shapes:
@@ -776,10 +817,45 @@ def _calibrate_shapes(epsilon, lam, prior, n_total, shapes, kind):
     if sum(c.size for c in sets) * max(n, 1) > MAX_CANDIDATE_CELLS:
         found = [_search([c], np.zeros(n, int), eps, L, kind) for c in sets]
     else:
+        prune = None if best_of is None else _prune_to_best(np.asarray(best_of[0], float), np.ravel(best_of[1]), n)
         flat = _search(sets, np.repeat(np.arange(len(sets)), n), np.tile(eps, len(sets)), np.tile(L, len(sets)),
-                       kind)
+                       kind, prune=prune)
         found = np.split(flat, len(sets))
     return {sh: s.reshape(shape)[()] for sh, s in zip(shapes, found)}
+
+
+def _shape_weights(spec_shapes, shapes):
+    """The weight of each of ``shapes`` in the mean of ``log s`` over the releases ``spec_shapes`` (its share)."""
+    return np.array([spec_shapes.count(sh) for sh in shapes], float) / len(spec_shapes)
+
+
+#: Relative margin of :func:`_prune_to_best`: far above the rounding of ``log(exp(t))`` and of the weighted sums.
+_PRUNE_MARGIN = 1e-9
+
+
+def _prune_to_best(weights, groups, n):
+    """The ``prune`` of :func:`_search` for :func:`_calibrate_shapes`'s ``best_of``: targets laid out shape-major.
+
+    Entry ``j`` (of ``n``) has score :math:`S_j = \\sum_{sh} w_{sh} t_{sh, j}`, :math:`t = \\log s`,
+    bounded by the brackets: :math:`L_j = \\sum w\\,lo \\le S_j \\le U_j = \\sum w\\,hi`
+    (weights positive, ``lo`` feasible, the final ``t`` in ``[lo, hi)``). Entry ``j``
+    stops when :math:`U_j` plus a margin (:data:`_PRUNE_MARGIN`, relative) is below the
+    largest :math:`L` of its group: its final score is then below that of another entry,
+    so it is not its group's maximiser. The maximiser never stops (its
+    :math:`U \\ge S \\ge` every final score :math:`\\ge` every :math:`L`).
+    """
+    _, local = np.unique(groups, return_inverse=True)
+    k = local.max() + 1 if local.size else 0
+
+    def prune(lo, hi):
+        low = weights @ lo.reshape(len(weights), n)
+        up = weights @ hi.reshape(len(weights), n)
+        best = np.full(k, -np.inf)
+        np.maximum.at(best, local, low)
+        stop = up + _PRUNE_MARGIN * (1 + np.abs(up)) < best[local] - _PRUNE_MARGIN * (1 + np.abs(best[local]))
+        return np.tile(stop, len(weights))
+
+    return prune
 
 
 # ----------------------------------------------------------------------------- mechanisms
@@ -915,6 +991,59 @@ class _PosteriorSampler(Mechanism):
             raise ValueError("a released probability underflowed to zero; use a larger prior")  # pragma: no cover
         return y
 
+    @classmethod
+    def log_release_tables(cls, objects, tables, n_draws, rng):
+        """:meth:`lib.mechanisms.protocol.Mechanism.log_release_tables`, all tables in one buffer.
+
+        What :meth:`release` does table by table, for all tables at once: the
+        concentrations :math:`b + s c` written in release order (``counts * s + b``,
+        the same operations), the Gamma variates of all tables drawn by one call
+        (a Generator fills an array element by element, so the stream and the
+        values are those of one call per table), every row divided by its sum
+        (the same reduction). The tables a stated guarantee does not cover, a
+        concentration that overflows, a draw that underflows to zero, or an
+        object's class that changes the release go through the protocol's loop,
+        table by table, for :meth:`release`'s own errors (the loop draws afresh
+        from ``rng``, so the check that sends a batch there comes before any draw,
+        except an underflow, which raises there too).
+        """
+        loop = Mechanism.log_release_tables.__func__
+        if not _batchable(_PosteriorSampler, ("release", "concentration", "base_and_step", "_covered"), objects,
+                          tables):
+            return loop(cls, objects, tables, n_draws, rng)
+        if any(m.d is not None and t.shape[-1] != m.d for m, t in zip(objects, tables)):
+            return loop(cls, objects, tables, n_draws, rng)
+        # every draw of a table releases the same counts: one check of each object's tables, stacked
+        groups = {}
+        for m, t in zip(objects, tables):
+            groups.setdefault(id(m), (m, []))[1].append(t)
+        try:
+            for m, ts in groups.values():
+                if len({t.shape for t in ts}) != 1:
+                    raise ValueError("tables of several shapes")
+                m._covered(ts[0] if len(ts) == 1 else np.stack(ts))
+        except ValueError:
+            return loop(cls, objects, tables, n_draws, rng)
+        steps = {key: m.base_and_step(ts[0].shape[-1]) for key, (m, ts) in groups.items()}
+        flat, views = _buffer(tables, n_draws)
+        with np.errstate(over="ignore"):
+            for m, v, t in zip(objects, views, tables):
+                b, s = steps[id(m)]
+                np.multiply(t, s, out=v)  # concentration's counts * s + b, entry by entry
+                v += b
+        if flat.size and not np.isfinite(flat.max()):
+            return loop(cls, objects, tables, n_draws, rng)
+        rng.standard_gamma(flat, out=flat)
+        with np.errstate(over="ignore"):
+            totals = [v.sum(axis=-1, keepdims=True) for v in views]  # release's reduction, the same bits
+        if not all(np.isfinite(t).all() for t in totals):
+            raise ValueError("counts are too large: the sum of the Gamma draws overflows")
+        for v, t in zip(views, totals):
+            v /= t
+        if not (flat > 0).all():
+            raise ValueError("a released probability underflowed to zero; use a larger prior")  # pragma: no cover
+        return _logs_of(flat, views)
+
     @property
     def guarantee(self):
         """:math:`(\\lambda, \\varepsilon)`-RDP at the calibrated order, with the curve :math:`\\lambda' \\mapsto` worst case.
@@ -990,7 +1119,10 @@ class _PosteriorSampler(Mechanism):
         :math:`\\min(1/\\delta, 10^4)` (:math:`\\lambda_0` =
         :func:`lib.privacy.accounting.min_order`), as the one that maximises the mean of
         :math:`\\log s` over the releases: a larger scale is a release closer to
-        the true posterior, and the rule uses public quantities only. Invalid
+        the true posterior, and the rule uses public quantities only. The
+        searches of all orders run together; an order whose bracket of that mean
+        falls below another order's stops early (:func:`_prune_to_best`), which
+        leaves the chosen order and its scales those of the full search. Invalid
         arguments raise; a target that no scale meets gives ``attained=False``
         with the reason.
         """
@@ -1003,7 +1135,8 @@ class _PosteriorSampler(Mechanism):
         Element ``i`` equals the calibration of ``targets[i]`` alone: the same
         scales value by value (each target's search depends on its own values
         only). If the joint search raises, each target is calibrated on its
-        own, with its own outcome.
+        own, with its own outcome. Targets whose calibration ``cache`` holds
+        (:meth:`_dp_key`) are not searched again.
         """
         deltas = {t.delta for t in targets}
         if (cls._calibrate_approximate.__func__ is not _PosteriorSampler._calibrate_approximate.__func__
@@ -1017,7 +1150,10 @@ class _PosteriorSampler(Mechanism):
             spec_shapes, n_total = _spec(spec)
             shapes = sorted(set(spec_shapes))
             grids = {}
-            for e in dict.fromkeys(eps_hats):  # the order grid of each distinct target
+            # the order grid of each distinct target not in the cache (a cached one is not searched again)
+            for e in (e for e in dict.fromkeys(eps_hats)
+                      if cache is None or not isinstance(cache, collections.abc.MutableMapping)
+                      or cls._dp_key(e, dl, spec) not in cache):
                 lam0, top = min_order(e, dl), min(1 / dl, 1e4)
                 if top > lam0:
                     lams = lam0 + np.geomspace(1e-3 * lam0, top - lam0, n_orders)
@@ -1025,12 +1161,19 @@ class _PosteriorSampler(Mechanism):
             if len(grids) > 1:
                 scales = _calibrate_shapes(np.concatenate([g[1] for g in grids.values()]),
                                            np.concatenate([g[0] for g in grids.values()]), cls.prior, n_total,
-                                           shapes, cls.kind)
+                                           shapes, cls.kind, best_of=(_shape_weights(spec_shapes, shapes),
+                                                                      np.repeat(np.arange(len(grids)), n_orders)))
                 for k, e in enumerate(grids):
                     found[e] = {sh: scales[sh][k * n_orders:(k + 1) * n_orders] for sh in shapes}
         except (ValueError, TypeError):
             found = {}
         return [cls._calibrate_dp(e, delta, spec, cache, n_orders, found.get(e)) for e in eps_hats]
+
+    @classmethod
+    def _dp_key(cls, epsilon_hat, delta, spec):
+        """The ``cache`` key of an (eps_hat, delta) calibration: the class and its settings, target, public spec."""
+        return (cls.name, cls.kind, float(epsilon_hat), float(delta), tuple(spec.shapes), int(spec.n_total),
+                float(cls.prior), int(cls.n_orders))
 
     @classmethod
     def _calibrate_dp(cls, epsilon_hat, delta, spec, cache, n_orders, found):
@@ -1041,7 +1184,7 @@ class _PosteriorSampler(Mechanism):
         n_orders = _validate.integer(n_orders, "n_orders", 1, MAX_ORDERS)
         if cache is not None and not isinstance(cache, collections.abc.MutableMapping):
             raise _validate.ArgumentTypeError(f"cache must be None or a dict; got {type(cache).__name__}")
-        key = (cls.name, epsilon_hat, delta, tuple(spec.shapes), n_total, float(cls.prior))
+        key = cls._dp_key(epsilon_hat, delta, spec)
         if cache is not None and key in cache:
             return cache[key]
         lam0 = min_order(epsilon_hat, delta)
@@ -1057,8 +1200,9 @@ class _PosteriorSampler(Mechanism):
             lams = lam0 + np.geomspace(1e-3 * lam0, top - lam0, n_orders)
             eps = dp_to_rdp(epsilon_hat, lams, delta, n_releases=len(spec_shapes))
             shapes = sorted(set(spec_shapes))
-            scales = found if found is not None else _calibrate_shapes(eps, lams, cls.prior, n_total, shapes,
-                                                                       cls.kind)
+            scales = found if found is not None else _calibrate_shapes(
+                eps, lams, cls.prior, n_total, shapes, cls.kind,
+                best_of=(_shape_weights(spec_shapes, shapes), np.zeros(n_orders, int)))
             logs = {sh: np.log(scales[sh]) for sh in shapes}
             score = np.mean([logs[sh] for sh in spec_shapes], axis=0)
             best = int(np.argmax(score))

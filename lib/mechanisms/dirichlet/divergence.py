@@ -110,11 +110,14 @@ def _excess_below_one(a, delta, lam):
     # difference loses at most log10(a / |delta|) <= 3 digits.
     near = (np.abs(delta) <= _SERIES_STEP * a) & (a >= 1.0)
     an, dn, m = a[near], delta[near], lam[near] - 1
+    # polygamma (scipy's zeta) once per distinct a: the same posterior parameter recurs along a
+    # row of distances and across Monte Carlo rows; elementwise, so the values are the same
+    distinct, where = np.unique(an, return_inverse=True)
     acc = np.zeros(an.shape)
     factorial = 1.0
     for k in range(2, _SERIES_TERMS + 2):
         factorial *= k
-        acc += special.polygamma(k - 1, an) * dn**k / factorial * ((-1.0) ** k + m ** (k - 1))
+        acc += special.polygamma(k - 1, distinct)[where] * dn**k / factorial * ((-1.0) ** k + m ** (k - 1))
     out[near] = acc
     far = ~near
     af, df, lf = a[far], delta[far], lam[far]

@@ -227,3 +227,25 @@ def expected_kl_loss(counts, r, alpha):
     d = counts.shape[-1]
     entropy = special.xlogy(share, share).sum(axis=-1)
     return (entropy - (share * special.digamma(a)).sum(axis=-1) + special.digamma(r * total + d * alpha))[()]
+
+
+def _expected_kl_rows(rows, r, alpha):
+    """:func:`expected_kl_loss` of ``rows`` (validated, shape (n, d), positive totals) at ``r`` and ``alpha``
+    of one shape ``(..., 1)`` (one scale per leading index, the same for every row), shape ``(..., n)``.
+
+    The same operations on the same numbers, value by value, with each
+    :math:`\\psi(r f_i + \\alpha)` computed once per distinct count :math:`f_i` of
+    ``rows`` (the private tables of a model repeat their counts: Digit's 6410 cells
+    hold 332 values), then gathered.
+    """
+    with np.errstate(over="ignore"):
+        total = rows.sum(axis=-1)
+    if not np.all(np.isfinite(total)):
+        raise ValueError("counts sum to more than double precision holds along the last axis; rescale them")
+    share = rows / rows.sum(axis=-1, keepdims=True)
+    d = rows.shape[-1]
+    values, inverse = np.unique(rows, return_inverse=True)
+    psi = special.digamma(r[..., None] * values + alpha[..., None])  # (..., 1, k): the a of each distinct count
+    psi = np.take(psi[..., 0, :], inverse.reshape(rows.shape), axis=-1)  # (..., n, d)
+    entropy = special.xlogy(share, share).sum(axis=-1)
+    return entropy - (share * psi).sum(axis=-1) + special.digamma(r * total + d * alpha)
