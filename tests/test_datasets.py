@@ -144,6 +144,7 @@ def toy(tmp_path, monkeypatch):
     yield entry
     data._load_cached.cache_clear()
     preprocessing._prepared.cache_clear()
+    preprocessing._public_encoded.cache_clear()
 
 
 def test_a_dataset_added_as_one_entry_runs_through_every_module(toy):

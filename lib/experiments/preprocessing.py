@@ -301,9 +301,21 @@ def _check_binning(binning):
 
 def _encode_public(frame: pd.DataFrame, name: str, seed: int, test_size: float, n_bins: int):
     """The Split of dataset ``name`` with public edges, schema domains and no dropping."""
+    return _split_public(_public_codes(frame, name, n_bins), seed, test_size)
+
+
+def _split_public(encoded, seed: int, test_size: float):
+    """The Split over the seeded train/test rows of ``encoded`` (:func:`_public_codes`)."""
+    n_rows, columns, n_values, names, y_codes, classes, info = encoded
+    train, test = split_rows(n_rows, seed, test_size)
+    return _assemble(n_rows, train, test, columns, n_values, names, y_codes, len(classes), classes, info)
+
+
+def _public_codes(frame: pd.DataFrame, name: str, n_bins: int):
+    """Every row of ``frame`` encoded with public edges and schema domains: no split, no training row
+    read, so one encoding serves every seed."""
     entry = datasets.get(name)
     label = entry.label
-    train, test = split_rows(len(frame), seed, test_size)
     y_codes = schema.encode(frame[label], entry.classes, f"label {label!r}")
     doms = entry.domains
     columns, n_values, names, info = [], [], [], []
@@ -328,8 +340,7 @@ def _encode_public(frame: pd.DataFrame, name: str, seed: int, test_size: float, 
         columns.append(codes)
         n_values.append(n)
         names.append(str(attr))
-    return _assemble(len(frame), train, test, columns, n_values, names, y_codes,
-                     entry.classes.size, entry.classes.values, info)
+    return len(frame), columns, n_values, names, y_codes, list(entry.classes.values), info
 
 
 def _categorical_codes(column: pd.Series) -> tuple[np.ndarray, int]:
@@ -521,10 +532,19 @@ def _frame(name: str) -> pd.DataFrame:
     return load(name).drop(columns=list(datasets.get(name).excluded))
 
 
+@functools.lru_cache(maxsize=16)
+def _public_encoded(name, n_bins):
+    """:func:`_public_codes` of dataset ``name`` (memoised: the splits of one dataset share it)."""
+    encoded = _public_codes(_frame(name), name, n_bins)
+    for arr in (*encoded[1], encoded[4]):
+        arr.flags.writeable = False
+    return encoded
+
+
 @functools.lru_cache(maxsize=64)
 def _prepared(name, seed, test_size, n_bins, binning=BINNING):
     if binning == "public":
-        split, info = _encode_public(_frame(name), name, seed, test_size, n_bins)
+        split, info = _split_public(_public_encoded(name, n_bins), seed, test_size)
     else:
         split, info = _encode(_frame(name), label_column(name), seed, test_size,
                               n_bins)
