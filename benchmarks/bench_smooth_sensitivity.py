@@ -13,6 +13,13 @@
    ``gnb.fit_statistics`` for ``"zc"`` (Theorem 2) against ``"vaidya"`` on
    Adult resampled to n rows, and report the ratio.
 
+3. The faster paths of chapter 13's experiments against the plain computations
+   they replace, in the same run, each asserted equal value by value: the
+   trimmed mean's sensitivity profile by runs of equal lower ends against the
+   maximum over every lower end; ``log_proba`` (rows last, in
+   place) against the formula on (draws, rows, classes) with
+   ``scipy.special.logsumexp``.
+
 Run with ``python benchmarks/bench_smooth_sensitivity.py [--quick]`` (a few
 minutes; ``--quick`` uses smaller n). Timings are the best of several repeats;
 only the ratios are meant to carry over between machines.
@@ -67,6 +74,171 @@ def bench_training(sizes, rng, epsilon=1.0):
         print(f"{n:>9} {t_g:>9.4f} {t_s:>9.4f} {t_s / t_g:>7.1f}")
 
 
+def _trimmed_every_lower_end(x, lower, upper, m, ks):
+    """The closed form as printed: the maximum over every lower end l, one pass per l."""
+    n = x.size
+    kc = np.minimum(ks, 2 * m + 1)
+    ext = np.concatenate([[lower], x, [upper]])
+    out = np.full(kc.shape, -np.inf)
+    for ell in range(m + 2):
+        diff = ext[np.minimum(n - m + 1 + kc - ell, n + 1)] - ext[m + 1 - ell]
+        out = np.where(ell <= kc + 1, np.maximum(out, diff), out)
+    return out / (n - 2 * m)
+
+
+def _log_proba_plain(params, X_cat, X_num):
+    from scipy.special import logsumexp
+    bounds = params["bounds"]
+    X_num = np.clip(X_num, bounds[:, 0], bounds[:, 1])
+    lp = params["log_prior"]
+    scores = np.broadcast_to(lp[:, None, :], (lp.shape[0], X_num.shape[0], lp.shape[1])).copy()
+    for j, lt in enumerate(params["log_tables"]):
+        scores += np.moveaxis(lt[:, :, X_cat[:, j]], 1, 2)
+    for j in range(X_num.shape[1]):
+        m, s = params["mu"][:, None, :, j], params["sd"][:, None, :, j]
+        z = (X_num[None, :, j, None] - m) / s
+        scores += -0.5 * z * z - np.log(s) - 0.5 * np.log(2 * np.pi)
+    return scores - logsumexp(scores, axis=-1, keepdims=True)
+
+
+def bench_fast_paths(rng):
+    print("\n3. chapter 13's faster paths against the plain computations (equal value by value)")
+    print(f"{'computation':>44} {'plain s':>9} {'fast s':>9} {'ratio':>7}")
+
+    def row(label, plain, fast, repeat=3):
+        np.testing.assert_array_equal(fast(), plain())
+        t_plain, t_fast = best_of(plain, repeat=repeat), best_of(fast, repeat=repeat)
+        print(f"{label:>44} {t_plain:>9.4f} {t_fast:>9.4f} {t_plain / t_fast:>7.1f}")
+
+    n, m = 33000, 1650
+    ks = np.arange(2 * m + 2)
+    ages = np.sort(rng.integers(17, 91, n).astype(float))
+    cont = np.sort(rng.gamma(4.0, 10.0, n).clip(0, 125))
+    for label, x in (("ages", ages), ("continuous", cont)):
+        row(f"trimmed-mean A^(k), {label}, n={n}, m={m}", lambda x=x: _trimmed_every_lower_end(x, 0.0, 125.0, m, ks),
+            lambda x=x: ss.trimmed_mean_sensitivity_at_distance(x, 0.0, 125.0, m, ks))
+    adult = mixed.mixed_data("Adult")
+    print(f"{'n':>9} {'global s':>9} {'smooth s':>9} {'ratio':>7}")
+    for n in sizes:
+        idx = rng.integers(0, len(adult["y"]), n)
+        args = (adult["X_cat"][idx], adult["X_num"][idx], adult["y"][idx], adult["n_values"], 2, adult["bounds"])
+        t_g = best_of(lambda: gnb.fit_statistics(*args, method="vaidya", epsilon=epsilon))
+        t_s = best_of(lambda: gnb.fit_statistics(*args, method="zc", epsilon=epsilon))
+        print(f"{n:>9} {t_g:>9.4f} {t_s:>9.4f} {t_s / t_g:>7.1f}")
+
+
+def _trimmed_every_lower_end(x, lower, upper, m, ks):
+    """The closed form as printed: the maximum over every lower end l, one pass per l."""
+    n = x.size
+    kc = np.minimum(ks, 2 * m + 1)
+    ext = np.concatenate([[lower], x, [upper]])
+    out = np.full(kc.shape, -np.inf)
+    for ell in range(m + 2):
+        diff = ext[np.minimum(n - m + 1 + kc - ell, n + 1)] - ext[m + 1 - ell]
+        out = np.where(ell <= kc + 1, np.maximum(out, diff), out)
+    return out / (n - 2 * m)
+
+
+def _log_proba_plain(params, X_cat, X_num):
+    from scipy.special import logsumexp
+    bounds = params["bounds"]
+    X_num = np.clip(X_num, bounds[:, 0], bounds[:, 1])
+    lp = params["log_prior"]
+    scores = np.broadcast_to(lp[:, None, :], (lp.shape[0], X_num.shape[0], lp.shape[1])).copy()
+    for j, lt in enumerate(params["log_tables"]):
+        scores += np.moveaxis(lt[:, :, X_cat[:, j]], 1, 2)
+    for j in range(X_num.shape[1]):
+        m, s = params["mu"][:, None, :, j], params["sd"][:, None, :, j]
+        z = (X_num[None, :, j, None] - m) / s
+        scores += -0.5 * z * z - np.log(s) - 0.5 * np.log(2 * np.pi)
+    return scores - logsumexp(scores, axis=-1, keepdims=True)
+
+
+def bench_fast_paths(rng):
+    print("\n3. chapter 13's faster paths against the plain computations (equal value by value)")
+    print(f"{'computation':>44} {'plain s':>9} {'fast s':>9} {'ratio':>7}")
+
+    def row(label, plain, fast, repeat=3):
+        np.testing.assert_array_equal(fast(), plain())
+        t_plain, t_fast = best_of(plain, repeat=repeat), best_of(fast, repeat=repeat)
+        print(f"{label:>44} {t_plain:>9.4f} {t_fast:>9.4f} {t_plain / t_fast:>7.1f}")
+
+    n, m = 33000, 1650
+    ks = np.arange(2 * m + 2)
+    ages = np.sort(rng.integers(17, 91, n).astype(float))
+    cont = np.sort(rng.gamma(4.0, 10.0, n).clip(0, 125))
+    for label, x in (("ages", ages), ("continuous", cont)):
+        row(f"trimmed-mean A^(k), {label}, n={n}, m={m}", lambda x=x: _trimmed_every_lower_end(x, 0.0, 125.0, m, ks),
+            lambda x=x: ss.trimmed_mean_sensitivity_at_distance(x, 0.0, 125.0, m, ks))
+    adult = mixed.mixed_data("Adult")
+    print(f"{'n':>9} {'global s':>9} {'smooth s':>9} {'ratio':>7}")
+    for n in sizes:
+        idx = rng.integers(0, len(adult["y"]), n)
+        args = (adult["X_cat"][idx], adult["X_num"][idx], adult["y"][idx], adult["n_values"], 2, adult["bounds"])
+        t_g = best_of(lambda: gnb.fit_statistics(*args, method="vaidya", epsilon=epsilon))
+        t_s = best_of(lambda: gnb.fit_statistics(*args, method="zc", epsilon=epsilon))
+        print(f"{n:>9} {t_g:>9.4f} {t_s:>9.4f} {t_s / t_g:>7.1f}")
+
+
+def _trimmed_every_lower_end(x, lower, upper, m, ks):
+    """The closed form as printed: the maximum over every lower end l, one pass per l."""
+    n = x.size
+    kc = np.minimum(ks, 2 * m + 1)
+    ext = np.concatenate([[lower], x, [upper]])
+    out = np.full(kc.shape, -np.inf)
+    for ell in range(m + 2):
+        diff = ext[np.minimum(n - m + 1 + kc - ell, n + 1)] - ext[m + 1 - ell]
+        out = np.where(ell <= kc + 1, np.maximum(out, diff), out)
+    return out / (n - 2 * m)
+
+
+def _ssd_one_size_at_a_time(x, sizes):
+    xc = x - x[x.size // 2]
+    c1, c2 = np.r_[0.0, np.cumsum(xc)], np.r_[0.0, np.cumsum(xc * xc)]
+    return np.maximum([np.min((c2[w:] - c2[:-w]) - (c1[w:] - c1[:-w]) ** 2 / w) for w in sizes], 0.0)
+
+
+def _log_proba_plain(params, X_cat, X_num):
+    from scipy.special import logsumexp
+    bounds = params["bounds"]
+    X_num = np.clip(X_num, bounds[:, 0], bounds[:, 1])
+    lp = params["log_prior"]
+    scores = np.broadcast_to(lp[:, None, :], (lp.shape[0], X_num.shape[0], lp.shape[1])).copy()
+    for j, lt in enumerate(params["log_tables"]):
+        scores += np.moveaxis(lt[:, :, X_cat[:, j]], 1, 2)
+    for j in range(X_num.shape[1]):
+        m, s = params["mu"][:, None, :, j], params["sd"][:, None, :, j]
+        z = (X_num[None, :, j, None] - m) / s
+        scores += -0.5 * z * z - np.log(s) - 0.5 * np.log(2 * np.pi)
+    return scores - logsumexp(scores, axis=-1, keepdims=True)
+
+
+def bench_fast_paths(rng):
+    print("\n3. chapter 13's faster paths against the plain computations (equal value by value)")
+    print(f"{'computation':>44} {'plain s':>9} {'fast s':>9} {'ratio':>7}")
+
+    def row(label, plain, fast, repeat=3):
+        np.testing.assert_array_equal(fast(), plain())
+        t_plain, t_fast = best_of(plain, repeat=repeat), best_of(fast, repeat=repeat)
+        print(f"{label:>44} {t_plain:>9.4f} {t_fast:>9.4f} {t_plain / t_fast:>7.1f}")
+
+    n, m = 33000, 1650
+    ks = np.arange(2 * m + 2)
+    ages = np.sort(rng.integers(17, 91, n).astype(float))
+    cont = np.sort(rng.gamma(4.0, 10.0, n).clip(0, 125))
+    for label, x in (("ages", ages), ("continuous", cont)):
+        row(f"trimmed-mean A^(k), {label}, n={n}, m={m}", lambda x=x: _trimmed_every_lower_end(x, 0.0, 125.0, m, ks),
+            lambda x=x: ss.trimmed_mean_sensitivity_at_distance(x, 0.0, 125.0, m, ks))
+    adult = mixed.mixed_data("Adult")
+    train, test = mixed.book_split(len(adult["y"]))
+    st = gnb.fit_statistics(adult["X_cat"][train], adult["X_num"][train], adult["y"][train], adult["n_values"], 2,
+                            adult["bounds"], method="zc", epsilon=1.0)
+    params = gnb.draw(st, 40, 0)
+    Xc, Xn = adult["X_cat"][test], adult["X_num"][test]
+    row("log_proba, Adult test rows x 40 releases", lambda: _log_proba_plain(params, Xc, Xn),
+        lambda: gnb.log_proba(params, Xc, Xn))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes")
@@ -75,6 +247,7 @@ def main(argv=None) -> int:
     sizes = [1000, 4000] if args.quick else [1000, 4000, 16000]
     bench_std(sizes, [0.001, 0.01], rng)
     bench_training([5000, 50000] if args.quick else [5000, 50000, 1_000_000], rng)
+    bench_fast_paths(rng)
     return 0
 
 

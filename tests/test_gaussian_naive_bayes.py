@@ -418,3 +418,119 @@ def test_model_takes_the_class_or_its_name():
     assert gnb.guarantee(VaidyaLaplace, 1.0, 2, 2) == gnb.guarantee("vaidya", 1.0, 2, 2)
     with pytest.raises(ValueError, match="method must be a MomentMechanism"):
         gnb.fit_statistics(X_cat, X_num, y, [4, 3], 3, BOUNDS, method="dirichlet")
+
+
+# ------------------------------------------------------------ faster paths against plain computations
+def _log_proba_plain(params, X_cat, X_num, likelihood="gaussian"):
+    """The formula of log_proba written directly on (B, n, C), normalised by scipy's logsumexp."""
+    from scipy.special import log_ndtr, logsumexp
+    bounds = params["bounds"]
+    X_num = np.clip(np.asarray(X_num, float), bounds[:, 0], bounds[:, 1])
+    scores = np.broadcast_to(params["log_prior"][:, None, :],
+                             (params["log_prior"].shape[0], X_num.shape[0], params["log_prior"].shape[1])).copy()
+    for j, lt in enumerate(params["log_tables"]):
+        scores += np.moveaxis(lt[:, :, X_cat[:, j]], 1, 2)
+    for j in range(X_num.shape[1]):
+        m, s = params["mu"][:, None, :, j], params["sd"][:, None, :, j]
+        z = (X_num[None, :, j, None] - m) / s
+        ll = -0.5 * z * z - np.log(s) - 0.5 * np.log(2 * np.pi)
+        if likelihood == "truncnorm":
+            hi = log_ndtr((bounds[j, 1] - m) / s)
+            lo = log_ndtr((bounds[j, 0] - m) / s)
+            ll = ll - (hi + np.log1p(-np.exp(np.minimum(lo - hi, -1e-300))))
+        scores += ll
+    return scores - logsumexp(scores, axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 7, 8, 11])
+@pytest.mark.parametrize("likelihood", ["gaussian", "truncnorm"])
+def test_log_proba_equals_the_plain_formula(n_classes, likelihood):
+    # Rows last and in place, then SciPy's log-sum-exp steps: the same doubles as the direct formula
+    # (fewer than 8 classes sum left to right, 8 and more on a contiguous copy).
+    rng = np.random.default_rng(n_classes)
+    n = 700
+    y = np.arange(n) % n_classes
+    X_cat = np.column_stack([(y + rng.integers(0, 2, n)) % 4, rng.integers(0, 3, n)])
+    X_num = np.column_stack([rng.normal(10 + y, 3), rng.uniform(0, 5, n) + y % 3]).clip(0, 30)
+    for method in ("zc", "vaidya", "sample_moments"):
+        st = gnb.fit_statistics(X_cat, X_num, y, [4, 3], n_classes, BOUNDS, method=method, epsilon=3.0)
+        params = gnb.draw(st, 6, 1)
+        got = gnb.log_proba(params, X_cat, X_num, likelihood)
+        assert got.shape == (6, n, n_classes) and got.flags.c_contiguous
+        np.testing.assert_array_equal(got, _log_proba_plain(params, X_cat, X_num, likelihood))
+
+
+def test_log_normalise_equals_scipy_with_ties_and_infinities():
+    from scipy.special import logsumexp
+    rng = np.random.default_rng(0)
+    for C in (2, 3, 5, 7, 8, 9, 16):
+        a = rng.normal(0, 30, (3, 400, C))
+        a[:, :40] = np.round(a[:, :40] / 20)                          # ties, also of the maximum
+        a[0, 50, 0], a[0, 51, :] = -np.inf, -np.inf                   # one class impossible; every class
+        a[1, 52, 1], a[1, 53, :2] = np.inf, np.inf                    # one and two infinite maxima
+        a[2, 54, 0], a[2, 55, :] = np.nan, 1e308                      # NaN; sums that overflow
+        a[2, 56] = -1e308
+        with np.errstate(invalid="ignore"):
+            ref = a - logsumexp(a, axis=-1, keepdims=True)
+            got = gnb._log_normalise(np.ascontiguousarray(a.transpose(0, 2, 1)))
+        np.testing.assert_array_equal(got, ref)
+
+
+def test_fit_statistics_grid_equals_separate_fits():
+    X_cat, X_num, y = _data()
+    eps = [0.2, 1.0, 5.0]
+    for method in ("zc", "vaidya", "bun_steinke", "sample_moments"):
+        for calibration in ("theorem2", "printed", "tight"):
+            grid = gnb.fit_statistics_grid(X_cat, X_num, y, [4, 3], 3, BOUNDS, eps, method=method,
+                                           calibration=calibration, max_distance=50)
+            for e, g in zip(eps, grid):
+                one = gnb.fit_statistics(X_cat, X_num, y, [4, 3], 3, BOUNDS, method=method, epsilon=e,
+                                         calibration=calibration, max_distance=50)
+                assert g.keys() == one.keys()
+                for key in one:
+                    if key in ("class", "first", "second", "mu", "sd", "bounds", "n_values"):
+                        np.testing.assert_array_equal(g[key], one[key])
+                    elif key == "tables":
+                        for a, b in zip(g[key], one[key]):
+                            np.testing.assert_array_equal(a, b)
+                    elif key == "scales" and one[key] is not None:
+                        for name in one[key]:
+                            assert g[key][name][0] == one[key][name][0]
+                            np.testing.assert_array_equal(g[key][name][1], one[key][name][1])
+                    elif key == "mechanism":
+                        assert repr(g[key]) == repr(one[key])
+                    else:
+                        assert g[key] == one[key], key
+            assert grid[0]["tables"][0] is not grid[-1]["tables"][0]     # each fit has its own arrays
+    with pytest.raises(ValueError, match="epsilons"):
+        gnb.fit_statistics_grid(X_cat, X_num, y, [4, 3], 3, BOUNDS, [])
+    with pytest.raises(ValueError, match="epsilons"):
+        gnb.fit_statistics_grid(X_cat, X_num, y, [4, 3], 3, BOUNDS, [[1.0, 2.0]])
+    with pytest.raises(ValueError, match="epsilon"):
+        gnb.fit_statistics_grid(X_cat, X_num, y, [4, 3], 3, BOUNDS, [1.0, -1.0])
+
+
+@pytest.mark.parametrize("calibration", ["theorem2", "tight"])
+def test_moment_statistics_equal_the_public_sensitivities(calibration):
+    # ZafaraniClifton.statistics checks and hashes its sample once: the same numbers as the public
+    # functions; BunSteinke's squares and trimmed means as computed from np.sort.
+    from lib.mechanisms.bounded_moments import BunSteinke, ZafaraniClifton
+    rng = np.random.default_rng(1)
+    for x, lo, hi in ((np.sort(rng.integers(0, 30, 500).astype(float)), 0.0, 30.0),
+                      (np.sort(rng.uniform(-3, 5, 300)), -3.0, 5.0)):
+        mech = ZafaraniClifton(0.8, calibration=calibration, max_distance=200)
+        beta, mult = ss.calibrate(0.4, calibration)
+        cache = {}
+        (mean, s1), (sd, s2) = mech.statistics(x, lo, hi, cache)
+        assert (mean, sd) == (float(x.mean()), float(x.std()))
+        assert s1 == mult * ss.smooth_sensitivity_mean(x, lo, hi, beta)
+        assert s2 == mult * ss.smooth_sensitivity_std(x, lo, hi, beta, resolution=4096, max_distance=200)
+        assert mech.statistics(x, lo, hi, cache) == ((mean, s1), (sd, s2))          # from the cache
+        bs = BunSteinke(0.8, calibration=calibration)
+        (t1, b1), (t2, b2) = bs.statistics(x, lo, hi, {})
+        m = int(np.ceil(0.05 * x.size))
+        lo2, hi2 = (0.0 if lo <= 0 <= hi else min(lo**2, hi**2)), max(lo**2, hi**2)
+        x2 = np.sort(np.clip(x * x, lo2, hi2))
+        assert (t1, t2) == (float(np.sort(x)[m:x.size - m].mean()), float(x2[m:x.size - m].mean()))
+        assert b1 == mult * ss.smooth_sensitivity_trimmed_mean(x, lo, hi, m, beta)
+        assert b2 == mult * ss.smooth_sensitivity_trimmed_mean(x2, lo2, hi2, m, beta)

@@ -452,3 +452,157 @@ def test_paired_cv_test_is_the_corrected_resampled_t_test():
     assert corrected["folds"] == 20 and corrected["p"] > plain["p"]
     with pytest.raises(ValueError, match="variants"):
         paired_cv_test(cv, "a", "c")
+
+
+# ------------------------------------------------------------ faster paths against plain computations
+def _trimmed_all_lower_ends(x, lower, upper, m, k):
+    """The closed form of trimmed_mean_sensitivity_at_distance as printed: every l in 0 .. min(k + 1, m + 1)."""
+    x = np.sort(np.asarray(x, float))
+    n = x.size
+    ext = np.concatenate([[lower], x, [upper]])
+    out = []
+    for kk in np.atleast_1d(k).tolist():
+        kc = min(kk, 2 * m + 1)
+        out.append(max(ext[min(n - m + 1 + kc - ell, n + 1)] - ext[m + 1 - ell]
+                       for ell in range(min(kc + 1, m + 1) + 1)))
+    return np.array(out) / (n - 2 * m)
+
+
+def test_trimmed_profile_by_runs_equals_every_lower_end():
+    # Only the l that start a run of equal lower ends are evaluated (the other l of a run have the same lower
+    # end and a smaller upper end): the same doubles as the maximum over every l, on tied, continuous and
+    # mixed samples, at distances up to and beyond 2m + 1.
+    rng = np.random.default_rng(11)
+    for it in range(400):
+        n = int(rng.integers(2, 50))
+        m = int(rng.integers(0, (n - 1) // 2 + 1))
+        x = (rng.integers(0, 5, n).astype(float), rng.uniform(0, 10, n),
+             rng.choice([0.0, 0.1, 1 / 3, 7.7, 10.0], n))[it % 3]
+        k = rng.integers(0, 3 * m + 5, int(rng.integers(1, 9)))
+        np.testing.assert_array_equal(ss.trimmed_mean_sensitivity_at_distance(x, 0.0, 10.0, m, k),
+                                      _trimmed_all_lower_ends(x, 0.0, 10.0, m, k))
+
+
+def test_sorted_is_np_sort():
+    # _sorted returns its input when it is already sorted (no negative zero), else np.sort: the same values,
+    # bit for bit, in every case.
+    rng = np.random.default_rng(2)
+    cases = [np.sort(rng.uniform(-1, 1, 100)), rng.uniform(-1, 1, 100), np.array([0.0, -0.0, 1.0]),
+             np.array([-0.0, 0.0]), np.array([1.0]), np.array([]), np.repeat([1.0, 2.0], 5)]
+    for x in cases:
+        got = ss._sorted(x)
+        np.testing.assert_array_equal(got, np.sort(x))
+        assert np.array_equal(np.signbit(got), np.signbit(np.sort(x))) or np.any((x == 0) & np.signbit(x))
+    x = cases[0]
+    assert ss._sorted(x) is x
+
+
+def test_fingerprint_tells_every_sample_apart():
+    # Run-length encoded (few runs) or not, the key changes with any value, its position, the sign of a
+    # zero, the bounds and the options, and is the same for the same sample.
+    tied = np.repeat([0.0, 1.0, 2.0, 5.0], [30, 20, 10, 40])
+    smooth = np.linspace(0.0, 1.0, 100)
+    keys = set()
+    for x in (tied, smooth):
+        key = ss.fingerprint("std", x, 0, 10, 4096, 99)
+        assert key == ss.fingerprint("std", x.copy(), 0.0, 10.0, 4096, 99)
+        keys.add(key)
+        for i in (0, 29, 30, 50, 99):
+            y = x.copy()
+            y[i] = np.nextafter(y[i], 11.0)
+            keys.add(ss.fingerprint("std", y, 0, 10, 4096, 99))
+        keys.update([ss.fingerprint("std", x, 0, 11, 4096, 99), ss.fingerprint("std", x, 0, 10, None, 99),
+                     ss.fingerprint("trimmed", x, 0, 10, 4096, 99), ss.fingerprint("std", x[:-1], 0, 10, 4096, 99)])
+    z = np.zeros(50)
+    keys.update([ss.fingerprint("std", z, 0, 1), ss.fingerprint("std", np.r_[-0.0, z[1:]], 0, 1)])
+    # a sample of two runs and a sample of the same values with the runs' lengths moved
+    keys.update([ss.fingerprint("std", np.repeat([1.0, 2.0], [10, 40]), 0, 10),
+                 ss.fingerprint("std", np.repeat([1.0, 2.0], [11, 39]), 0, 10)])
+    assert len(keys) == 2 * 10 + 4
+
+
+def test_std_profile_equals_one_computation_of_every_distance():
+    # The profile is built block by block from prefix sums computed once per sample: the same doubles as
+    # the bound at every distance computed in one call, rounded or not.
+    rng = np.random.default_rng(5)
+    for x in (np.sort(rng.integers(17, 91, 3000).astype(float)), np.sort(rng.gamma(4.0, 10.0, 1500).clip(0, 125))):
+        for resolution in (None, 4096):
+            _, prof = ss.smooth_sensitivity_std_profile(x, 0, 125, 1e-4, resolution=resolution)
+            assert prof.values.size > ss._BLOCK     # several blocks
+            u = ss._unit(x, 0.0, 125.0)
+            np.testing.assert_array_equal(prof.values,
+                                          ss._at_distance_unit(u, np.arange(prof.values.size), resolution))
+
+
+def test_evaluate_equals_fit_draw_and_score_per_epsilon():
+    # mixed.evaluate fits every epsilon at once (fit_statistics_grid): the same numbers as the plain loop of
+    # fit_statistics, draw and log_proba per epsilon with one generator.
+    from lib.experiments import mixed
+    from lib.models import mixed_naive_bayes as gnb
+    rng = np.random.default_rng(8)
+    n = 900
+    y = rng.integers(0, 3, n)
+    data = {"X_cat": np.column_stack([(y + rng.integers(0, 2, n)) % 4, rng.integers(0, 3, n)]),
+            "X_num": np.column_stack([rng.integers(0, 20, n) + 5.0 * y, rng.normal(4 + y, 2, n).clip(0, 12)]),
+            "y": y, "n_values": np.array([4, 3]), "n_classes": 3, "bounds": np.array([[0.0, 40.0], [0.0, 12.0]])}
+    train, test = np.arange(600), np.arange(600, n)
+    eps = [0.3, 1.0, 4.0]
+    for method, options in (("zc", {"calibration": "tight"}), ("zc", {}), ("vaidya", {}),
+                            ("bun_steinke", {"calibration": "tight"}), ("sample_moments", {})):
+        for likelihood in ("gaussian", "truncnorm"):
+            acc, ce = mixed.evaluate(data, train, test, method, eps, 5, 3, likelihood=likelihood, **options)
+            g = np.random.default_rng(3)
+            for i, e in enumerate(eps):
+                st = gnb.fit_statistics(data["X_cat"][train], data["X_num"][train], y[train], data["n_values"], 3,
+                                        data["bounds"], method=method, epsilon=e, **options)
+                lp = gnb.log_proba(gnb.draw(st, 5, g), data["X_cat"][test], data["X_num"][test], likelihood)
+                np.testing.assert_array_equal(acc[i], (lp.argmax(-1) == y[test]).mean(-1))
+                yt = np.broadcast_to(y[test][None, :, None], lp.shape[:2] + (1,))
+                np.testing.assert_array_equal(ce[i], -np.take_along_axis(lp, yt, -1)[..., 0].mean(-1))
+
+
+def test_min_ssd_windows_equals_one_size_at_a_time():
+    # Few ties: every window sliced, size by size, from prefix sums computed once per sample (_windows): the
+    # same doubles as the plain loop below; many ties: the run-boundary candidates (quotients by the sizes
+    # as doubles), against the same loop to rounding.
+    rng = np.random.default_rng(9)
+    for x in (np.sort(rng.gamma(4.0, 10.0, 3000)), np.sort(rng.uniform(0, 1, 40)),
+              np.sort(rng.integers(0, 50, 4000) * 1.0)):
+        n = x.size
+        sizes = np.unique(np.r_[1, n, rng.integers(1, n + 1, 300)])
+        rng.shuffle(sizes)
+        xc = x - x[n // 2]
+        c1 = np.concatenate([[0.0], np.cumsum(xc)])
+        c2 = np.concatenate([[0.0], np.cumsum(xc * xc)])
+        plain = []
+        for w in sizes:
+            s = c1[w:] - c1[:-w]
+            plain.append(max(np.min((c2[w:] - c2[:-w]) - s * s / w), 0.0))
+        got = ss.min_ssd_windows(x, sizes)
+        if 16 * np.unique(x).size >= n:
+            np.testing.assert_array_equal(got, plain)
+        else:
+            np.testing.assert_allclose(got, plain, rtol=1e-9, atol=1e-9 * float(np.max(plain)))
+
+
+@pytest.mark.needs_data
+def test_mixed_data_is_encoded_once_and_handed_out_fresh():
+    # The file's rows are encoded once per process: the same arrays as encoding the loaded frame, and every
+    # call gets its own copies (writing to one result changes no other).
+    from lib.experiments import mixed
+    from lib.experiments.data import load
+    from lib.experiments.preprocessing import EXCLUDED
+    name = "GermanCredit"
+    direct = mixed.mixed_data(name, frame=load(name).drop(columns=list(EXCLUDED.get(name, ()))))
+    a, b = mixed.mixed_data(name), mixed.mixed_data(name)
+    assert a.keys() == direct.keys()
+    for key, value in direct.items():
+        if isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(a[key], value)
+            assert a[key] is not b[key] and not np.shares_memory(a[key], b[key])
+        else:
+            assert a[key] == value
+    a["X_num"][0, 0] = -1.0
+    assert mixed.mixed_data(name)["X_num"][0, 0] == direct["X_num"][0, 0]
+    with pytest.raises(ValueError, match="must be one of"):
+        mixed.mixed_data("german")

@@ -58,7 +58,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import log_ndtr, logsumexp
+from scipy.special import log_ndtr
 
 from lib import _validate
 from lib.mechanisms import smooth_sensitivity as ss
@@ -372,6 +372,57 @@ def fit_statistics(X_cat, X_num, y, n_values, n_classes, bounds, *, method="zc",
         ``class``/``tables``/``mu``/``sd`` (or ``first``/``second``) values, their noise
         scales and distributions, and ``guarantee``; input of :func:`draw`.
     """
+    return _fit(X_cat, X_num, y, n_values, n_classes, bounds, [epsilon], method=method, allocation=allocation,
+                calibration=calibration, count_sensitivity=count_sensitivity, trim=trim, resolution=resolution,
+                max_distance=max_distance, var_smoothing=var_smoothing, cache=cache)[0]
+
+
+def fit_statistics_grid(X_cat, X_num, y, n_values, n_classes, bounds, epsilons, *, method="zc",
+                        allocation=(2.0, 1.0), calibration="theorem2", count_sensitivity=2.0, trim=None,
+                        resolution=4096, max_distance=None, var_smoothing=1e-9, cache=None):
+    """:func:`fit_statistics` for each total budget of ``epsilons``, the data checked, counted and sorted once.
+
+    Entry ``i`` equals ``fit_statistics(..., epsilon=epsilons[i])`` with the
+    same options, value by value (``tests/test_smooth_sensitivity.py`` checks
+    it): the validation of the rows, the count tables and the sorting of each
+    class's numerical columns do not depend on the budget and are done once;
+    the smooth sensitivities are shared through ``cache`` as between separate
+    calls.
+
+    Parameters
+    ----------
+    X_cat, X_num, y, n_values, n_classes, bounds
+        As :func:`fit_statistics`.
+    epsilons : array_like of float, shape (E,)
+        Total budgets, at least one (each checked as ``epsilon`` of
+        :func:`fit_statistics`; ignored by a non-private method).
+    method, allocation, calibration, count_sensitivity, trim, resolution, max_distance, var_smoothing, cache
+        As :func:`fit_statistics`.
+
+    Returns
+    -------
+    list of dict
+        One :func:`fit_statistics` result per budget, in the order of ``epsilons``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`fit_statistics`, or if ``epsilons`` is not a non-empty 1-D array of numbers.
+    """
+    try:
+        eps = np.asarray(epsilons, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"epsilons must be a 1-D array of budgets; got {epsilons!r:.60}") from None
+    if eps.ndim != 1 or eps.size == 0:
+        raise ValueError(f"epsilons must be a non-empty 1-D array of budgets; got shape {eps.shape}")
+    return _fit(X_cat, X_num, y, n_values, n_classes, bounds, eps.tolist(), method=method, allocation=allocation,
+                calibration=calibration, count_sensitivity=count_sensitivity, trim=trim, resolution=resolution,
+                max_distance=max_distance, var_smoothing=var_smoothing, cache=cache)
+
+
+def _fit(X_cat, X_num, y, n_values, n_classes, bounds, epsilons, *, method, allocation, calibration,
+         count_sensitivity, trim, resolution, max_distance, var_smoothing, cache):
+    """:func:`fit_statistics` for each budget of the list ``epsilons`` (the checks in the same order)."""
     cls = mechanism_class(method)
     if calibration not in ss.RULES:
         raise ValueError(f"calibration must be one of {ss.RULES}; got {calibration!r}")
@@ -388,40 +439,47 @@ def fit_statistics(X_cat, X_num, y, n_values, n_classes, bounds, *, method="zc",
     class_counts = np.bincount(y, minlength=n_classes).astype(float)
     tables = [np.bincount(y * k + X_cat[:, j], minlength=n_classes * k).reshape(n_classes, k).astype(float)
               for j, k in enumerate(n_values)]
-    out = {"method": cls.name, "bounds": bounds, "n_values": n_values, "n_classes": n_classes,
-           "class": class_counts, "tables": tables}
+
+    def common():     # the budget-free part, fresh arrays for each result
+        return {"method": cls.name, "bounds": bounds.copy(), "n_values": n_values.copy(), "n_classes": n_classes,
+                "class": class_counts.copy(), "tables": [t.copy() for t in tables]}
+
     if not cls.private:
-        out["mechanism"] = cls()
         mu = np.stack([X_num[y == c].mean(axis=0) if np.any(y == c) else bounds.mean(axis=1)
                        for c in range(n_classes)])
         var = np.stack([X_num[y == c].var(axis=0) if np.any(y == c) else np.zeros(J_num)
                         for c in range(n_classes)])
         var = var + var_smoothing * (X_num.var(axis=0).max() if J_num else 0.0)
-        out.update(mu=mu, sd=np.sqrt(var), scales=None, guarantee=NotPrivate())
-        return out
+        sd = np.sqrt(var)
+        return [dict(common(), mechanism=cls(), mu=mu.copy(), sd=sd.copy(), scales=None, guarantee=NotPrivate())
+                for _ in epsilons]
     allocation = tuple(_allocation(allocation).tolist())
-    eps1 = budget(epsilon, J_num, J_cat, allocation)
     printed = calibration == "printed"
-    sens = 1.0 if printed else _validate.scalar(_validate.positive(count_sensitivity, "count_sensitivity"),
-                                                "count_sensitivity")
-    mech = cls(allocation[0] * eps1, calibration=calibration, trim=trim, resolution=resolution,
-               max_distance=max_distance)
     cache = {} if cache is None else cache
-    first = np.zeros((n_classes, J_num, 2))
-    second = np.zeros((n_classes, J_num, 2))
-    for c in range(n_classes):
-        xc = X_num[y == c]
-        for j in range(J_num):
-            first[c, j], second[c, j] = mech.statistics(np.sort(xc[:, j]), bounds[j, 0], bounds[j, 1], cache)
-    num_dist = mech.noise
-    out.update(mechanism=mech, scales={
-        "class": (("cauchy", np.sqrt(2.0) / eps1) if printed else ("laplace", sens / eps1)),
-        "tables": ("laplace", sens / (allocation[1] * eps1)),
-        "first": (num_dist, first[..., 1]), "second": (num_dist, second[..., 1])},
-        first=first[..., 0], second=second[..., 0], epsilon_prime=eps1,
-        guarantee=guarantee(method, epsilon, J_num, J_cat, allocation=allocation, calibration=calibration,
-                            count_sensitivity=sens))
-    return out
+    columns = None     # each class's numerical columns, sorted (once, for every budget)
+    results = []
+    for epsilon in epsilons:
+        eps1 = budget(epsilon, J_num, J_cat, allocation)
+        sens = 1.0 if printed else _validate.scalar(_validate.positive(count_sensitivity, "count_sensitivity"),
+                                                    "count_sensitivity")
+        mech = cls(allocation[0] * eps1, calibration=calibration, trim=trim, resolution=resolution,
+                   max_distance=max_distance)
+        if columns is None:
+            columns = [[np.sort(xc[:, j]) for j in range(J_num)] for xc in (X_num[y == c] for c in range(n_classes))]
+        first = np.zeros((n_classes, J_num, 2))
+        second = np.zeros((n_classes, J_num, 2))
+        for c in range(n_classes):
+            for j in range(J_num):
+                first[c, j], second[c, j] = mech.statistics(columns[c][j], bounds[j, 0], bounds[j, 1], cache)
+        num_dist = mech.noise
+        results.append(dict(common(), mechanism=mech, scales={
+            "class": (("cauchy", np.sqrt(2.0) / eps1) if printed else ("laplace", sens / eps1)),
+            "tables": ("laplace", sens / (allocation[1] * eps1)),
+            "first": (num_dist, first[..., 1]), "second": (num_dist, second[..., 1])},
+            first=first[..., 0], second=second[..., 0], epsilon_prime=eps1,
+            guarantee=guarantee(method, epsilon, J_num, J_cat, allocation=allocation, calibration=calibration,
+                                count_sensitivity=sens)))
+    return results
 
 
 _noise = draw_noise
@@ -519,21 +577,90 @@ def log_proba(params, X_cat, X_num, likelihood="gaussian"):
                          f"got shape {X_num.shape}")
     X_cat = _matrix(X_cat, "X_cat", n, codes_for=[lt.shape[-1] for lt in params["log_tables"]], rows="as X_num")
     X_num = np.clip(X_num, bounds[:, 0], bounds[:, 1])
-    scores = np.broadcast_to(params["log_prior"][:, None, :],
-                             (params["log_prior"].shape[0], X_num.shape[0], params["log_prior"].shape[1])).copy()
-    for j, lt in enumerate(params["log_tables"]):
-        scores += np.moveaxis(lt[:, :, X_cat[:, j]], 1, 2)
+    # scores are built as (B, C, rows), rows last, so that every elementwise loop runs along the rows (in
+    # (B, n, C) numpy's inner loops would be C long), a block of rows at a time so that the arrays of a block
+    # stay in the processor's cache through the 7 passes per attribute; the operations and their order are
+    # those of the plain formula, row by row, so the doubles are the same. The result is (B, n, C).
+    B, C = params["log_prior"].shape
+    n = X_num.shape[0]
+    out = np.empty((B, n, C))
+    step = max(1, _BLOCK_VALUES // (B * C))
     mu, sd = params["mu"], params["sd"]                      # (B, C, J)
+    log_sd = np.log(sd)
+    for lo in range(0, n, step):
+        out[:, lo:lo + step, :] = _log_normalise(_scores(params, X_cat[lo:lo + step], X_num[lo:lo + step],
+                                                         likelihood, mu, sd, log_sd))
+    return out
+
+
+#: Values per array of one block of rows in :func:`log_proba` (128 KiB of doubles).
+_BLOCK_VALUES = 2**14
+
+
+def _scores(params, X_cat, X_num, likelihood, mu, sd, log_sd):
+    """The unnormalised log posteriors of the rows ``X_cat``, ``X_num`` (checked and clipped), shape (B, C, rows)."""
+    bounds = params["bounds"]
+    B, C = params["log_prior"].shape
+    scores = np.empty((B, C, X_num.shape[0]))
+    scores[...] = params["log_prior"][:, :, None]
+    for j, lt in enumerate(params["log_tables"]):
+        scores += np.take(lt, X_cat[:, j], axis=2)
+    half_log_2pi = 0.5 * np.log(2 * np.pi)
+    z, ll = np.empty_like(scores), np.empty_like(scores)
     for j in range(X_num.shape[1]):
-        m, s = mu[:, None, :, j], sd[:, None, :, j]          # (B, 1, C)
-        z = (X_num[None, :, j, None] - m) / s
-        ll = -0.5 * z * z - np.log(s) - 0.5 * np.log(2 * np.pi)
+        m, s = mu[:, :, j, None], sd[:, :, j, None]          # (B, C, 1)
+        # ll = -0.5 * z * z - log(s) - 0.5 log(2 pi), z = (x - m) / s, operation by operation in place
+        np.subtract(X_num[:, j], m, out=z)
+        z /= s
+        np.multiply(-0.5, z, out=ll)
+        ll *= z
+        ll -= log_sd[:, :, j, None]
+        ll -= half_log_2pi
         if likelihood == "truncnorm":
             hi = log_ndtr((bounds[j, 1] - m) / s)
             lo = log_ndtr((bounds[j, 0] - m) / s)
-            ll = ll - (hi + np.log1p(-np.exp(np.minimum(lo - hi, -1e-300))))
+            ll -= hi + np.log1p(-np.exp(np.minimum(lo - hi, -1e-300)))
         scores += ll
-    return scores - logsumexp(scores, axis=-1, keepdims=True)
+    return scores
+
+
+def _log_normalise(scores):
+    """``a - scipy.special.logsumexp(a, axis=-1, keepdims=True)`` for ``a = scores.transpose(0, 2, 1)``.
+
+    ``scores`` has shape (B, C, n) (classes before rows); the result is the
+    (B, n, C) array (a transposed view) of log posteriors, the same doubles as SciPy's (1.15 and
+    later) steps on the contiguous (B, n, C) array: per row the maxima
+    :math:`a_{max}` and their number :math:`m` are taken out,
+    :math:`s = \\sum_{a_i < a_{max}} e^{a_i - a_{max}} / m`, and the log
+    normaliser is :math:`\\log1p(s) + \\log m + a_{max}`, or
+    :math:`\\log \\sum e^{a_i}` where that is not finite. The elementwise steps
+    run on the (B, C, n) layout (the same doubles in any layout); the sums run
+    over the class axis in the order of numpy's sum over a contiguous
+    (B, n, C) array, which SciPy's are: from left to right for fewer than 8
+    classes, on a contiguous copy otherwise. ``tests/test_smooth_sensitivity.py`` compares it with SciPy value by
+    value (ties, infinities and NaN included).
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a_max = np.max(scores, axis=1, keepdims=True)                  # (B, 1, n)
+        mask = scores == a_max
+        m = np.sum(mask, axis=1, keepdims=True, dtype=float)           # counts: exact in any order
+        e = np.exp(np.where(mask, -np.inf, scores) - a_max)
+        if e.shape[1] < 8:
+            # numpy sums fewer than 8 contiguous values from left to right (the test checks it): so do we,
+            # along the rows, without the copy
+            s = e[:, :1].copy()
+            for c in range(1, e.shape[1]):
+                s += e[:, c:c + 1]
+        else:
+            s = np.ascontiguousarray(e.transpose(0, 2, 1)).sum(axis=-1)[:, None, :]
+        s = np.where(s == 0, s, s / m)
+        lse = np.log1p(s) + np.log(m) + a_max
+    bad = np.nonzero(~np.isfinite(lse[:, 0, :]))
+    if bad[0].size:
+        rows = np.ascontiguousarray(scores.transpose(0, 2, 1)[bad])    # (k, C), as SciPy's fallback sums them
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            lse[bad[0], 0, bad[1]] = np.log(np.sum(np.exp(rows), axis=-1))
+    return (scores - lse).transpose(0, 2, 1)
 
 
 from lib.models._estimator import ClassifierProtocol, not_fitted  # noqa: E402  (the estimator protocol of MixedNaiveBayes)
