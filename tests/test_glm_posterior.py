@@ -355,3 +355,114 @@ def test_sampler_guarantees():
             mech.release(X[:10], y[:10], 0)
     model = gp.BayesianLogisticRegression(gp.DiffuseLogistic(RenyiDP(5.0, 10.0), 50, n_sweeps=2), random_state=3)
     assert model.fit(X, y).predict(X).shape == (50,) and model.guarantee_ == model.sampler.guarantee
+
+
+# ----------------------------------------------------------------------------- the fast paths against plain loops
+
+from lib.mechanisms import logistic_posterior as lpm  # noqa: E402
+
+
+def _plain_newton(Z, beta, rho, tol=1e-14, max_iter=200):
+    """Newton's method in double precision with the full Hessian, from zero, one setting at a time."""
+    n, d = Z.shape
+    w = np.zeros(d)
+    for _ in range(max_iter):
+        m = Z @ w
+        g = rho * Z.T @ special.expit(-m) - n * beta * w
+        p = special.expit(m)
+        H = rho * (Z.T * (p * (1 - p))) @ Z + n * beta * np.eye(d)
+        step = np.linalg.solve(H, g)
+        w = w + step
+        if np.abs(step).max() < tol * (1 + np.abs(w).max()):
+            break
+    m = Z @ w
+    p = special.expit(m)
+    return w, rho * (Z.T * (p * (1 - p))) @ Z + n * beta * np.eye(d)
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Blocks of 64 rows, so that every pass over the rows below has several blocks."""
+    monkeypatch.setattr(lpm, "_BLOCK_MARGINS", 64)
+    monkeypatch.setattr(lpm, "_BLOCK_BYTES", 64)
+
+
+def test_blocked_data_terms_and_hessian_match_plain_sums(small_blocks):
+    X, y = _toy(n=300, d=5, seed=3)
+    Z = X * (2 * y - 1)[:, None]
+    W = np.random.default_rng(1).normal(size=(7, 5)) * 2
+    ll, G = lpm._data_terms(W, Z, grad=True)
+    M = Z @ W.T
+    # Tolerance: sums of 300 terms of size <= ~10 in double precision, summed in another order.
+    np.testing.assert_allclose(ll, -np.logaddexp(0, -M).sum(axis=0), rtol=1e-13)
+    np.testing.assert_allclose(G, special.expit(-M).T @ Z, rtol=1e-12, atol=1e-12)
+    assert lpm._data_terms(W, Z, value=False)[0] is None and lpm._data_terms(W, Z)[1] is None
+    np.testing.assert_allclose(gp.log_likelihood(W, X, y), ll, rtol=1e-13)
+    D, g = lpm._data_hessian(Z, Z.astype(np.float32), W[0], grad=True)
+    p = special.expit(M[:, 0])
+    np.testing.assert_allclose(g, G[0], rtol=1e-12, atol=1e-12)
+    # Tolerance: the data Hessian is summed in single precision (relative rounding ~1e-7 per term).
+    np.testing.assert_allclose(D, (Z.T * (p * (1 - p))) @ Z, rtol=1e-5, atol=1e-5 * np.abs(D).max())
+    # the log density and its gradient of the sampler
+    Wk = W.reshape(1, 7, 5)
+    lp_, Gk = lpm._logpost(Wk, Z, np.array([3.0]), np.array([0.5]), np.array([np.inf]), grad=True)
+    np.testing.assert_allclose(lp_[0], 0.5 * ll - 1.5 * (W**2).sum(1), rtol=1e-13)
+    np.testing.assert_allclose(Gk[0], 0.5 * G - 3.0 * W, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("blocks", [False, True])
+def test_mode_matches_plain_newton_setting_by_setting(blocks, monkeypatch):
+    if blocks:
+        monkeypatch.setattr(lpm, "_BLOCK_MARGINS", 64)
+        monkeypatch.setattr(lpm, "_BLOCK_BYTES", 64)
+    X, y = _toy(n=400, d=6, seed=5)
+    Z = X * (2 * y - 1)[:, None]
+    # out of order in kappa = n beta / rho, two settings with one kappa, a tiny temperature (mode near 0)
+    beta = np.array([0.01, 0.001, 0.05, 0.002, 0.001, 0.001])
+    rho = np.array([1.0, 1.0, 0.3, 0.2, 1e-6, 0.5])
+    w_hat, H = gp.mode(X, y, beta, rho)
+    for s in range(beta.size):
+        w, H_exact = _plain_newton(Z, beta[s], rho[s])
+        # Tolerance: both solve the same equation to rounding (the fast path's gradient is summed by blocks).
+        np.testing.assert_allclose(w_hat[s], w, rtol=0, atol=1e-12 * (1 + np.abs(w).max()))
+        # Tolerance: the data Hessian in single precision, at a point within tol = 1e-9 of the mode.
+        np.testing.assert_allclose(H[s], H_exact, rtol=0, atol=1e-5 * np.abs(H_exact).max())
+        alone_w, alone_H = gp.mode(X, y, beta[s], rho[s])
+        np.testing.assert_allclose(alone_w[0], w_hat[s], rtol=0, atol=1e-12 * (1 + np.abs(w).max()))
+
+
+def test_mode_falls_back_to_newton_when_fixed_hessian_steps_stall(monkeypatch):
+    """If the fixed-Hessian steps of stage 2 stall (simulated: they leave every point where it is), every
+    setting is solved by Newton's method from there and still reaches the plain Newton mode."""
+    calls = []
+    newton, fixed = lpm._newton, lpm._fixed_hessian_steps
+    monkeypatch.setattr(lpm, "_newton", lambda *a: calls.append(1) or newton(*a))
+
+    def stalled(Z, W, H, r, nb, first, n_steps, tol=None):
+        return (W.copy(), np.full(W.shape[0], np.inf)) if tol is not None else fixed(Z, W, H, r, nb, first, n_steps)
+
+    monkeypatch.setattr(lpm, "_fixed_hessian_steps", stalled)
+    X, y = _toy(n=200, d=3, seed=2)
+    Z = X * (2 * y - 1)[:, None]
+    beta, rho = np.array([1e-3, 1e-2, 1e-1]), np.ones(3)
+    w_hat, H = gp.mode(X, y, beta, rho)
+    for s in range(3):
+        w, H_exact = _plain_newton(Z, beta[s], rho[s])
+        np.testing.assert_allclose(w_hat[s], w, rtol=0, atol=1e-12 * (1 + np.abs(w).max()))
+        np.testing.assert_allclose(H[s], H_exact, rtol=0, atol=1e-5 * np.abs(H_exact).max())
+    assert calls, "the fallback was not exercised"
+    # and the fallback itself, from another point, is plain Newton
+    w, _ = _plain_newton(Z, 1e-2, 1.0)
+    w0, H0, step = lpm._newton(Z, Z.astype(np.float32), w + 0.5, 1.0, 2.0, 1e-9, 100, (1e-2, 1.0))
+    np.testing.assert_allclose(w0, w, rtol=0, atol=1e-8 * (1 + np.abs(w).max()))
+    assert np.abs(step).max() < 1e-9 * (1 + np.abs(w0).max())
+    with pytest.raises(ValueError, match="max_iter"):
+        lpm._newton(Z, Z.astype(np.float32), w + 0.5, 1.0, 2.0, 1e-9, 1, (1e-2, 1.0))
+
+
+def test_rdp_slope_for_dp_is_remembered_exactly():
+    a = gp.rdp_slope_for_dp(0.7, 1e-5)
+    assert a == lpm._rdp_slope_for_dp.__wrapped__(0.7, 1e-5)
+    assert gp.rdp_slope_for_dp(np.float64(0.7), 1e-5) == a
+    with pytest.raises(ValueError, match="epsilon_hat"):
+        gp.rdp_slope_for_dp(-1.0, 1e-5)

@@ -261,6 +261,12 @@ def rdp_slope_for_dp(epsilon_hat, delta):
     """
     eps = _validate.scalar(_pos(epsilon_hat, "epsilon_hat"), "epsilon_hat")
     d = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
+    return _rdp_slope_for_dp(float(eps), float(d))
+
+
+@functools.lru_cache(maxsize=256)
+def _rdp_slope_for_dp(eps, d):
+    """:func:`rdp_slope_for_dp` of checked floats, remembered (a pure function of its arguments)."""
     g = lambda t: dp_of_rdp_slope(np.exp(t), d) - eps  # noqa: E731
     # alpha = e^hi gives eps_hat >= alpha > eps_hat; capped where alpha * (1 + lam_max) still fits a double
     lo, hi = -40.0, min(np.log(eps) + 1, np.log(np.finfo(float).max / (1 + 1e8)) - 1)
@@ -601,84 +607,198 @@ def log_likelihood(W, X, y):
     """
     Z = _signed(X, y)
     W = _weights(W, Z.shape[1])
-    margins = np.tensordot(W, Z, axes=([-1], [1]))  # (..., n)
-    return -_softplus(-margins).sum(axis=-1)
+    ll, _ = _data_terms(W.reshape(-1, Z.shape[1]), Z)
+    return ll.reshape(W.shape[:-1])[()]
 
 
-def _softplus(t):
-    """:math:`\\log(1 + e^t)`, stably (a little faster than ``np.logaddexp(0, t)``)."""
-    out = np.exp(-np.abs(t))
-    np.log1p(out, out=out)
-    out += np.maximum(t, 0.0)
-    return out
+#: Margins, and bytes of rows of ``Z``, per block of the passes over the rows in
+#: :func:`_data_terms` and :func:`_data_hessian`: a block of margins and its rows stay
+#: in the CPU's cache while they are used (for the gradient, a second product with the
+#: same rows), instead of all margins being written out and read back.
+_BLOCK_MARGINS = 2**16
+_BLOCK_BYTES = 2**19
 
 
-def _logpost(W, Z, n_beta, rho, radius):
-    """Unnormalised log density of (S, K, d) points; -inf outside the support."""
-    S, K, d = W.shape
-    M = (Z @ W.reshape(-1, d).T).reshape(Z.shape[0], S, K)
-    ll = -_softplus(-M).sum(axis=0)  # (S, K)
-    sq = np.einsum("skd,skd->sk", W, W)
-    out = rho[:, None] * ll - 0.5 * n_beta[:, None] * sq
-    return np.where(sq <= radius[:, None] ** 2, out, -np.inf), M
+def _row_blocks(n, width, d):
+    """``slice`` objects covering ``range(n)``: blocks of rows of ``width`` margins and ``d`` doubles each."""
+    b = max(64, min(_BLOCK_MARGINS // max(int(width), 1), _BLOCK_BYTES // (8 * max(int(d), 1))))
+    return [slice(i, min(i + b, n)) for i in range(0, n, b)]
 
 
-def _grad(W, M, Z, n_beta, rho):
-    """Gradient of the log density from the margins M (n, S, K)."""
-    S, K, d = W.shape
-    r = special.expit(-M).reshape(Z.shape[0], -1)  # d/dm of -log(1 + e^{-m})
-    g = (Z.T @ r).T.reshape(S, K, d)
-    return rho[:, None, None] * g - n_beta[:, None, None] * W
+def _data_terms(W, Z, *, value=True, grad=False):
+    """:math:`\\sum_i \\log\\sigma(z_i^\\top w)` and :math:`\\sum_i \\sigma(-z_i^\\top w) z_i` for each row ``w`` of ``W``.
 
+    The log-likelihood of the signed rows ``Z`` (n, d) and its gradient, for
+    ``W`` of shape (k, d), in one pass over blocks of rows: a block's margins,
+    their :math:`\\log\\sigma` and :math:`\\sigma(-m)` are used while they are
+    in cache. Both come from one :math:`e = \\exp(-|m|)`:
+    :math:`-\\log\\sigma(m) = \\max(-m, 0) + \\log(1 + e)` and
+    :math:`\\sigma(-m) = e/(1 + e)` for :math:`m \\ge 0`, :math:`1/(1 + e)` otherwise.
+    The sums run block by block, so they equal sums over all rows at once up to rounding.
 
-def _data_hessian(Z32, m):
-    """:math:`\\sum_i \\sigma(m_i)(1 - \\sigma(m_i)) z_i z_i^\\top` in float32 (one symmetric rank-k product)."""
-    p = special.expit(m)
-    A = Z32 * np.sqrt(p * (1 - p)).astype(np.float32)[:, None]
-    return (A.T @ A).astype(float)
-
-
-#: Newton steps after the stopping rule, at most: each shrinks the error by the
-#: single-precision Hessian's factor (about 1e-7) until rounding stops it.
-_POLISH_STEPS = 8
-
-
-def _polish(Z, Z32, w, H, r, nb, eye):
-    """Newton steps past the tolerance until the step stops shrinking: ``w`` exact to rounding.
-
-    Stopped at a tolerance, the mode depends on where the last step landed, and
-    that moves with the last bits of ``expit`` on each CPU; solved to rounding it
-    differs between CPUs only in the last bits.
+    Returns
+    -------
+    ll : ndarray, shape (k,), or None (``value=False``)
+    G : ndarray, shape (k, d), or None (``grad=False``)
     """
-    previous = np.inf
-    for _ in range(_POLISH_STEPS):
-        m = Z @ w
-        g = r * (Z.T @ special.expit(-m)) - nb * w
-        H_next = r * _data_hessian(Z32, m) + nb * eye
-        step = linalg.solve(H_next, g, assume_a="pos")
-        size = np.abs(step).max()
-        if not size < 0.5 * previous:
+    k, d = W.shape
+    ll = np.zeros(k) if value else None
+    G = np.zeros((k, d)) if grad else None
+    for rows in _row_blocks(Z.shape[0], k, d):
+        M = Z[rows] @ W.T  # (b, k)
+        e = np.abs(M)
+        np.negative(e, out=e)
+        np.exp(e, out=e)
+        if grad:
+            s = np.where(M >= 0, e, 1.0)
+            s /= 1.0 + e
+            G += s.T @ Z[rows]
+        if value:  # log(1 + e) + max(-m, 0), in place
+            np.log1p(e, out=e)
+            e -= np.minimum(M, 0.0, out=M)
+            ll -= e.sum(axis=0)
+    return ll, G
+
+
+def _logpost(W, Z, n_beta, rho, radius, *, grad=False):
+    """Unnormalised log density of (S, K, d) points (-inf outside the support), and its gradient if ``grad``.
+
+    Returns
+    -------
+    lp : ndarray, shape (S, K)
+    G : ndarray, shape (S, K, d), or None
+        :math:`\\rho Z^\\top \\sigma(-Z w) - n\\beta w` (the gradient inside the support).
+    """
+    S, K, d = W.shape
+    ll, G = _data_terms(W.reshape(-1, d), Z, grad=grad)
+    sq = np.einsum("skd,skd->sk", W, W)
+    out = rho[:, None] * ll.reshape(S, K) - 0.5 * n_beta[:, None] * sq
+    lp = np.where(sq <= radius[:, None] ** 2, out, -np.inf)
+    if grad:
+        G = rho[:, None, None] * G.reshape(S, K, d) - n_beta[:, None, None] * W
+    return lp, G
+
+
+def _data_hessian(Z, Z32, w, *, grad=False):
+    """:math:`D(w) = \\sum_i \\sigma(m_i)(1 - \\sigma(m_i)) z_i z_i^\\top`, and :math:`Z^\\top\\sigma(-Zw)` if ``grad``.
+
+    One pass over blocks of rows: the margins :math:`m = Zw` and the gradient in
+    double precision; :math:`D` as symmetric rank-k products of each block in
+    single precision (``Z32``, the rows scaled by :math:`\\sqrt{\\sigma(m)(1-\\sigma(m))}`),
+    summed over the blocks in double precision.
+
+    Returns
+    -------
+    D : ndarray, shape (d, d)
+    g : ndarray, shape (d,), or None
+    """
+    n, d = Z.shape
+    D = np.zeros((d, d))
+    g = np.zeros(d) if grad else None
+    for rows in _row_blocks(n, 1, d):
+        Zb = Z[rows]
+        m = Zb @ w
+        if grad:
+            g += Zb.T @ special.expit(-m)
+        p = special.expit(m)
+        A = Z32[rows] * np.sqrt(p * (1 - p)).astype(np.float32)[:, None]
+        D += A.T @ A
+    return D, g
+
+
+#: Steps after the stopping rule (stage 4 of :func:`mode`), at most: each shrinks the
+#: error by the single-precision Hessian's factor (about 1e-7) until rounding stops it.
+_POLISH_STEPS = 8
+#: Relative step below which :func:`mode` leaves the path of Newton steps for
+#: steps with a fixed Hessian (the error is then about its square).
+_COARSE = 1e-3
+
+
+def _small(step, w, tol):
+    """Is each row of ``step`` below ``tol`` relative to the matching row of ``w`` (max norm)?"""
+    return np.abs(step).max(axis=-1) < tol * (1 + np.abs(w).max(axis=-1))
+
+
+def _newton(Z, Z32, w, r, nb, tol, max_iter, setting):
+    """Newton's method for one setting from ``w`` until a step is below ``tol``: ``(w, H, step)``.
+
+    ``H`` is the Hessian at the last iterate, from which the step to ``w`` is below ``tol``.
+    """
+    eye = np.eye(Z.shape[1])
+    for _ in range(max_iter):
+        D, g = _data_hessian(Z, Z32, w, grad=True)
+        H = r * D + nb * eye
+        step = linalg.solve(H, r * g - nb * w, assume_a="pos")
+        w = w + step
+        if _small(step, w, tol):
+            return w, H, step
+    raise ValueError(f"Newton's method did not converge in max_iter={max_iter} iterations "
+                     f"(beta={setting[0]:g}, rho={setting[1]:g}, tol={tol:g})")
+
+
+def _fixed_hessian_steps(Z, W, H, r, nb, first, n_steps, tol=None):
+    """Steps :math:`w \\leftarrow w + H^{-1}\\nabla` for all settings at once while each shrinks by half.
+
+    ``W`` (k, d) the points, ``H`` (k, d, d) their fixed Hessians, ``first``
+    (k,) the size of each setting's previous step (inf: none). The gradients
+    of all settings are computed in one pass over the rows (:func:`_data_terms`).
+    With ``tol``, a setting also stops after a step below ``tol`` (relative).
+    Returns the points and the size of each setting's last step taken.
+    """
+    L = np.linalg.cholesky(H)
+    W, previous = W.copy(), np.array(first, dtype=float)
+    going = np.ones(W.shape[0], dtype=bool)
+    for _ in range(n_steps):
+        if not going.any():
             break
-        w, H, previous = w + step, H_next, size
-    return w, H
+        i = np.flatnonzero(going)
+        _, g = _data_terms(W[i], Z, value=False, grad=True)
+        g = r[i, None] * g - nb[i, None] * W[i]
+        step = np.stack([linalg.cho_solve((L[j], True), g[t]) for t, j in enumerate(i)])
+        size = np.abs(step).max(axis=1)
+        take = size < 0.5 * previous[i]
+        W[i[take]] += step[take]
+        previous[i[take]] = size[take]
+        going[i[~take]] = False
+        if tol is not None:
+            going[i[take & _small(step, W[i], tol)]] = False
+    return W, previous
 
 
 def mode(X, y, beta, rho, *, tol=1e-9, max_iter=100):
     """Mode :math:`\\hat w` and Hessian :math:`H` of :math:`-\\log p_{\\beta,\\rho}` for each setting.
 
-    Newton's method (the objective is :math:`n\\beta`-strongly convex), warm
-    started from the previous setting, with the data part of the Hessian
-    summed in single precision (it only scales the steps; the gradient and
-    the stopping rule are in double precision). Once a step is below ``tol``
-    (relative), steps go on while they shrink, so that the mode is exact to
-    rounding on every CPU (:func:`_polish`). Raises ValueError if a setting
-    does not converge in ``max_iter`` iterations.
+    The mode solves :math:`\\rho\\sum_i \\sigma(-w^\\top z_i) z_i = n\\beta w`, so it
+    depends on the setting only through :math:`\\kappa = n\\beta/\\rho`; the
+    Hessian is :math:`\\rho(D(w) + \\kappa I)`, :math:`D` its data part, which is
+    summed in single precision (it only scales the steps; the gradient and the
+    stopping rules are in double precision). The settings are solved in four stages:
+
+    1. In decreasing :math:`\\kappa` (a path of modes, from the one nearest 0,
+       where the first setting starts), Newton's method (the objective is
+       :math:`n\\beta`-strongly convex) until a step is below ``1e-3``
+       (relative), started from the previous mode by one Newton step for the
+       new :math:`\\kappa` with the previous data Hessian (the gradient there is
+       :math:`\\rho(\\kappa_{\\rm prev} - \\kappa)w`, so that step needs no pass
+       over the data). A setting whose step is already below ``tol`` is done.
+    2. All other settings at once: steps with the last Hessian fixed while they
+       shrink, until a step is below ``tol``.
+    3. The Hessian at that point; the Newton step from it must be below ``tol``.
+    4. Steps with that Hessian while they shrink (at most 8): the mode is exact
+       to rounding on every CPU. Stopped at a tolerance, it would depend on where
+       the last step landed, and that moves with the last bits of ``expit``.
+
+    A setting for which stage 2 or 3 fails (the steps do not shrink) is solved by
+    Newton's method from where it stands. Raises ValueError if a setting does not
+    converge in ``max_iter`` Newton iterations.
 
     Returns
     -------
     w_hat : ndarray, shape (S, d)
     hessian : ndarray, shape (S, d, d)
-        At the last Newton iterate before ``w_hat``; symmetric positive definite (at least :math:`n\\beta I`).
+        At a point from which the Newton step (to ``w_hat``, before the
+        steps of stage 4) is below ``tol``; symmetric positive definite (at least
+        :math:`n\\beta I`).
     """
     Z = _signed(X, y)
     n, d = Z.shape
@@ -695,26 +815,53 @@ def mode(X, y, beta, rho, *, tol=1e-9, max_iter=100):
         raise ValueError(f"n * beta overflows (n = {n} rows); beta must be at most {np.finfo(float).max / n:.3g}")
     _validate.cells(beta.size * d * d, "the Hessians (settings x d x d)")
     Z32 = Z.astype(np.float32)
-    w_hat, hess = np.zeros((beta.size, d)), np.zeros((beta.size, d, d))
-    w = np.zeros(d)
+    S = beta.size
+    nb = n * beta
+    with np.errstate(over="ignore"):
+        kappa = nb / rho
+    W, H, last = np.zeros((S, d)), np.zeros((S, d, d)), np.full(S, np.inf)
+    done = np.zeros(S, dtype=bool)
     eye = np.eye(d)
-    for s in range(beta.size):
-        nb, r = n * beta[s], rho[s]
+    # 1. the path, coarsely
+    w, D, kappa_prev = np.zeros(d), None, None
+    for s in np.argsort(-kappa, kind="stable"):
+        r, kap = rho[s], kappa[s]
+        if D is not None and np.isfinite(kap) and np.isfinite(kappa_prev) and kap != kappa_prev:
+            w = w + linalg.solve(D + kap * eye, (kappa_prev - kap) * w, assume_a="pos")
         for _ in range(max_iter):
-            m = Z @ w
-            g = r * (Z.T @ special.expit(-m)) - nb * w
-            H = r * _data_hessian(Z32, m) + nb * eye
-            step = linalg.solve(H, g, assume_a="pos")
+            D, g = _data_hessian(Z, Z32, w, grad=True)
+            H[s] = r * D + nb[s] * eye
+            step = linalg.solve(H[s], r * g - nb[s] * w, assume_a="pos")
             w = w + step
-            if np.abs(step).max() < tol * (1 + np.abs(w).max()):
-                w, H = _polish(Z, Z32, w, H, r, nb, eye)
+            if _small(step, w, _COARSE):
                 break
         else:
             raise ValueError(f"Newton's method did not converge in max_iter={max_iter} iterations "
                              f"(beta={beta[s]:g}, rho={r:g}, tol={tol:g})")
-        # The Hessian of the last step, one step of size < tol before w_hat: only the proposal uses it.
-        w_hat[s], hess[s] = w, H
-    return w_hat, hess
+        W[s], last[s], done[s], kappa_prev = w, np.abs(step).max(), _small(step, w, tol), kap
+    # 2. the other settings with their Hessians fixed, to tol
+    todo = np.flatnonzero(~done)
+    if todo.size:
+        W[todo], size = _fixed_hessian_steps(Z, W[todo], H[todo], rho[todo], nb[todo], last[todo], max_iter, tol)
+        ok = size < tol * (1 + np.abs(W[todo]).max(axis=1))
+        # 3. the Hessian there, and the Newton step from it
+        fresh = todo[ok]
+        if fresh.size:
+            for s in fresh:
+                H[s] = rho[s] * _data_hessian(Z, Z32, W[s])[0] + nb[s] * eye
+            _, g = _data_terms(W[fresh], Z, value=False, grad=True)
+            g = rho[fresh, None] * g - nb[fresh, None] * W[fresh]
+            step = np.stack([linalg.solve(H[s], g[t], assume_a="pos") for t, s in enumerate(fresh)])
+            W[fresh] += step
+            last[fresh] = np.abs(step).max(axis=1)
+            done[fresh[_small(step, W[fresh], tol)]] = True
+        # a setting whose steps did not shrink: Newton's method from where it stands
+        for s in np.flatnonzero(~done):
+            W[s], H[s], step = _newton(Z, Z32, W[s], rho[s], nb[s], tol, max_iter, (beta[s], rho[s]))
+            last[s] = np.abs(step).max()
+    # 4. polish: steps with the final Hessians while they shrink
+    W, _ = _fixed_hessian_steps(Z, W, H, rho, nb, last, _POLISH_STEPS)
+    return W, H
 
 
 # ----------------------------------------------------------------------------- the sampler
@@ -886,12 +1033,11 @@ def sample(X, y, setting: Settings, n_chains, n_sweeps, rng=None, *, mala_steps=
         raise ValueError("at least one kernel is needed: independence=True or mala_steps >= 1")
     dw, _ = gauss(K)
     W = w_hat[:, None, :] + (dw if independence else 0.0)
-    lp, M = _logpost(W, Z, n_beta, rho, radius)
+    lp, grad = _logpost(W, Z, n_beta, rho, radius, grad=bool(mala_steps))
     if not np.isfinite(lp).all():  # a start outside the ball: start at the mode instead
         W = np.where(np.isfinite(lp)[..., None], W, w_hat[:, None, :])
-        lp, M = _logpost(W, Z, n_beta, rho, radius)
+        lp, grad = _logpost(W, Z, n_beta, rho, radius, grad=bool(mala_steps))
     lq = log_q(W)
-    grad = _grad(W, M, Z, n_beta, rho) if mala_steps else None
     acc_i = np.zeros(S)
     acc_m = np.zeros(S)
     trace = None if probe is None else np.empty((S, K, T // thin) + np.shape(probe)[1:])
@@ -901,24 +1047,22 @@ def sample(X, y, setting: Settings, n_chains, n_sweeps, rng=None, *, mala_steps=
         if independence:  # independence MH
             dw, _ = gauss(K)
             P = w_hat[:, None, :] + dw
-            lp_p, M_p = _logpost(P, Z, n_beta, rho, radius)
+            lp_p, g_p = _logpost(P, Z, n_beta, rho, radius, grad=bool(mala_steps))
             lq_p = log_q(P)
             log_a = (lp_p - lp) - (lq_p - lq)
             ok = np.log(rng.random((S, K))) < log_a
             W = np.where(ok[..., None], P, W)
             lp, lq = np.where(ok, lp_p, lp), np.where(ok, lq_p, lq)
-        if mala_steps and independence:
-            M = np.where(ok[None], M_p, M)
-            grad = _grad(W, M, Z, n_beta, rho)
+            if mala_steps:
+                grad = np.where(ok[..., None], g_p, grad)
         acc_i += ok.mean(axis=1)
         # preconditioned MALA
         for _ in range(mala_steps):
             noise, xi = gauss(K)
             mean = W + 0.5 * h**2 * precond(grad)
             P = mean + h * noise
-            lp_p, M_p = _logpost(P, Z, n_beta, rho, radius)
+            lp_p, g_p = _logpost(P, Z, n_beta, rho, radius, grad=True)
             fin = np.isfinite(lp_p)
-            g_p = _grad(P, M_p, Z, n_beta, rho)
             mean_back = P + 0.5 * h**2 * precond(g_p)
 
             def lk(a, b):  # log N(a; b, h^2 H^{-1}) up to a constant
@@ -931,7 +1075,6 @@ def sample(X, y, setting: Settings, n_chains, n_sweeps, rng=None, *, mala_steps=
             W = np.where(ok[..., None], P, W)
             lp = np.where(ok, lp_p, lp)
             lq = np.where(ok, log_q(P), lq)
-            M = np.where(ok[None], M_p, M)
             grad = np.where(ok[..., None], g_p, grad)
             acc_m += ok.mean(axis=1)
         if trace is not None and (t + 1) % thin == 0 and (t + 1) // thin <= trace.shape[2]:
