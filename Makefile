@@ -62,14 +62,16 @@ unit: $(STAMP)
 	$(SERIAL_BLAS) $(BIN)/python -m pytest -q --doctest-modules lib tests -n 2
 
 ## (c) re-execute every notebook and compare its outputs with the stored ones. pytest-xdist's
-## --dist loadfile hands out the files in the order given: the slowest chapters first (13, 15, 12,
-## 11 and 14, the ones with statistics over splits), so that no long chapter starts last while the
-## other worker idles.
-NBVAL_SLOWEST := notebooks/12_smoothed_hellinger.ipynb notebooks/14_all_systems.ipynb \
-  notebooks/11_glm_posterior_sampling.ipynb notebooks/10_rdp_posterior_sampling.ipynb \
-  notebooks/13_smooth_sensitivity_naive_bayes.ipynb
-NBVAL_ORDER := $(foreach f,$(NBVAL_SLOWEST),$(wildcard $(f))) \
-  $(filter-out $(NBVAL_SLOWEST),$(sort $(wildcard notebooks/*.ipynb)))
+## --dist loadfile with --no-loadscope-reorder hands out the files in the order given (xdist would
+## otherwise sort them by their number of cells, which is not their time): longest first, by the
+## cell time measured with one BLAS thread each (seconds: 14 18, 11 18, 12 15, 13 15, 10 13, 09 10,
+## 07 8, 03 8, 06 7, 05 7, 04 5, 01 5, 08 4, 15 3, 02 3), so that the two workers finish together.
+NBVAL_SLOWEST := 14_all_systems 11_glm_posterior_sampling 12_smoothed_hellinger \
+  13_smooth_sensitivity_naive_bayes 10_rdp_posterior_sampling 09_approximate_dp_experiments \
+  07_naive_bayes 03_theorem1 06_gohari_comparison 05_utility_bound 04_approximate_dp \
+  01_exponential_mechanism 08_bayesian_networks 15_counterexample 02_algorithm1
+NBVAL_ORDER := $(foreach f,$(NBVAL_SLOWEST),$(wildcard notebooks/$(f).ipynb)) \
+  $(filter-out $(foreach f,$(NBVAL_SLOWEST),notebooks/$(f).ipynb),$(sort $(wildcard notebooks/*.ipynb)))
 nbval: $(STAMP)
 	$(SERIAL_BLAS) $(BIN)/python -m pytest -q --nbval $(NBVAL_ORDER) --nbval-sanitize-with $(SANITIZE) -n 2 --dist loadfile --no-loadscope-reorder
 
