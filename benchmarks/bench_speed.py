@@ -228,32 +228,13 @@ def bench_splits(repeats):
     print(f"   posterior draws (5 tables x 40 draws): {t_old * 1e3:.2f} ms -> {t_new * 1e3:.2f} ms = "
           f"{t_old / t_new:.1f}x (draws identical)")
 
-    def lentz(x, a, b):  # the continued fraction of the reference before
-        mp = mpmath
-        if x > (a + 1) / (a + b + 2):
-            return 1 - lentz(1 - x, b, a)
-        pre = a * mp.log(x) + b * mp.log1p(-x) - mp.log(a) - (mp.loggamma(a) + mp.loggamma(b) - mp.loggamma(a + b))
-        eps, tiny = mp.mpf(10) ** (-mp.mp.dps - 5), mp.mpf(10) ** (-10 * mp.mp.dps)
-        c, dd = mp.mpf(1), 1 - (a + b) * x / (a + 1)
-        f = dd = 1 / (dd if abs(dd) > tiny else tiny)
-        m = 0
-        while True:
-            m += 1
-            for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                        -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
-                dd = 1 + num * dd
-                dd = 1 / (dd if abs(dd) > tiny else tiny)
-                c = 1 + num / c
-                c = c if abs(c) > tiny else tiny
-                step = c * dd
-                f *= step
-            if abs(step - 1) < eps:
-                return mp.exp(pre) * f
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from tests.test_gohari import _lentz_lower_tail  # the continued fraction of the reference before
 
     three, gamma = [4.88, 4.88, 137.1], 0.05
     saved = reference._mp_lower_tail
     try:
-        reference._mp_lower_tail = lambda mp, x, a, b: lentz(x, a, b)
+        reference._mp_lower_tail = lambda mp, x, a, b: _lentz_lower_tail(x, a, b)
         t_old, old = best(lambda: reference.delta_reference(gamma, three, method="inclusion_exclusion"), repeats)
     finally:
         reference._mp_lower_tail = saved
