@@ -27,6 +27,12 @@
    Gohari et al.'s mpmath reference ``delta_reference`` with ``mpmath.betainc`` against the
    continued fraction it evaluated before. Frames, draws and references are asserted equal.
 
+6. Chapter 11's logistic posterior modes on Adult (the solve along decreasing
+   ``n beta / rho`` with batched fixed-Hessian steps) against plain double-precision Newton
+   setting by setting (the reference of ``tests/test_glm_posterior.py``), and chapter 12's
+   ``head_to_head`` over five budgets with its memos (local sensitivities, distance rows,
+   exact utilities) shared against the same with the memos cleared before each budget.
+
 Run with ``python benchmarks/bench_speed.py [--rows 1000000] [--repeats 3]``.
 Data: the UCI files (``DIRICHLET_DATA_DIR``) for Adult's and GermanCredit's
 table shapes; without them the shapes are Adult's, typed in below.
@@ -245,6 +251,47 @@ def bench_splits(repeats):
           f"{t_old / t_new:.1f}x (relative difference {mpmath.nstr(err, 3)})")
 
 
+def bench_chapters(repeats):
+    print("6. chapters 11 and 12: logistic posterior modes, smoothed-Hellinger head-to-head")
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from tests.test_glm_posterior import _plain_newton  # full double-precision Newton, setting by setting
+    from lib.experiments import glm as glm_data, hellinger as hx
+    from lib.mechanisms import hellinger as hm
+    from lib.models import logistic_regression as gp
+
+    data = glm_data.adult()
+    n = len(data.y_train)
+    beta = gp.concentrated_beta(np.exp(np.arange(-5, 4.0)), 10.0, n)  # Figure 3's budgets at lambda = 10
+    rho = np.ones_like(beta)
+    Z = data.X_train * (2 * data.y_train - 1)[:, None]
+    t_old, old = best(lambda: [_plain_newton(Z, b, 1.0, tol=1e-9)[0] for b in beta], 1)
+    t_new, (w, _) = best(lambda: gp.mode(data.X_train, data.y_train, beta, rho), repeats)
+    err = max(np.abs(w[i] - old[i]).max() / (1 + np.abs(old[i]).max()) for i in range(beta.size))
+    print(f"   logistic posterior modes, Adult, {beta.size} settings: plain Newton per setting {t_old:.3f} s -> "
+          f"{t_new:.3f} s = {t_old / t_new:.1f}x (largest relative difference of the modes {err:.1e})")
+
+    def clear():
+        for memo in (hm._beta_local_sensitivity_memo, hm._beta_hellinger_rows_memo, hx._candidate_utility_memo):
+            memo.cache_clear()
+
+    def h2h(fresh):
+        out = []
+        for k, eps in enumerate((0.1, 0.3, 1.0, 3.0, 10.0)):
+            if fresh:
+                clear()
+            out.append(hx.head_to_head((1.0, 1.0), (8200, 25989), eps, 1e-6,
+                                       reference=np.array([0.3 * 34189, 0.7 * 34189]), repeats=1000,
+                                       rng=np.random.default_rng(k)))
+        return out
+
+    t_old, a = best(lambda: h2h(True), repeats)
+    clear()
+    t_new, b = best(lambda: h2h(False), repeats)
+    assert repr(a) == repr(b)
+    print(f"   head_to_head, Adult label (n = 34189), 5 budgets: memos cleared before each budget {t_old:.3f} s -> shared "
+          f"{t_new:.3f} s = {t_old / t_new:.1f}x (results identical)")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rows", type=int, default=1_000_000)
@@ -256,6 +303,7 @@ def main(argv=None):
     bench_imports(args.repeats)
     bench_startup(args.repeats)
     bench_splits(args.repeats)
+    bench_chapters(args.repeats)
 
 
 if __name__ == "__main__":
