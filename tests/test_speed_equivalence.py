@@ -443,9 +443,9 @@ def test_fused_log_gamma_difference_with_repeated_arguments():
     a = np.tile(base, 25)[rng.permutation(1000)]  # 40 distinct values, each 25 times
     h = a * 10.0 ** rng.uniform(-12, -6, 1000) * rng.choice([-1.0, 1.0], 1000)  # all in the Taylor regime
     h[::7] = rng.uniform(-0.5, 3.0, h[::7].size)  # and some in the others
-    assert (np.abs(h) <= divergence._TAYLOR_STEP * a).sum() > ps._DISTINCT_FROM
+    assert (np.abs(h) <= divergence._TAYLOR_STEP * a).sum() > divergence._DISTINCT_FROM
     np.testing.assert_array_equal(ps._lgamma_diff_fused(a, h), divergence._lgamma_diff(a, h))
-    small = slice(0, ps._DISTINCT_FROM - 1)  # below the threshold: no sorting, the same values
+    small = slice(0, divergence._DISTINCT_FROM - 1)  # below the threshold: no sorting, the same values
     np.testing.assert_array_equal(ps._lgamma_diff_fused(a[small], h[small]), divergence._lgamma_diff(a[small], h[small]))
 
 

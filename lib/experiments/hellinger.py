@@ -19,8 +19,8 @@ import numpy as np
 from lib import _validate
 from lib.mechanisms.dirichlet.divergence import hellinger_dirichlet, renyi_divergence_dirichlet
 from lib.mechanisms.dirichlet.order import optimal_order
-from lib.mechanisms.hellinger import (MAX_CANDIDATES, SmoothedHellinger, candidates, geometry, hellinger_rows_beta,
-                                      posteriors)
+from lib.mechanisms.hellinger import (_MEMO_CELLS, MAX_CANDIDATES, SmoothedHellinger, candidates, geometry,
+                                      hellinger_rows_beta, posteriors)
 from lib.mechanisms.protocol import get
 from lib.theory.hellinger_audit import MAX_AUDIT_CELLS, audit, audit_counts, dirichlet_exact_scale
 
@@ -98,10 +98,6 @@ builder ``(class, setting) -> object``, None to skip)."""
 
 MECHANISMS = tuple(entry[0] for entry in ENTRIES)
 """The display names of :data:`ENTRIES`, the keys of :func:`head_to_head`'s result."""
-
-
-_MEMO_CELLS = 2**20
-"""Largest candidate set whose utilities :func:`_candidate_utility` keeps (three float64 arrays of it)."""
 
 
 @lru_cache(maxsize=8)

@@ -59,8 +59,6 @@ def mixed_data(name: str, *, frame: pd.DataFrame | None = None) -> dict:
         value (the public pipeline has no code for it).
     """
     if frame is None:
-        # the file's rows are encoded once per process (as load memoises the parsed file); each call gets
-        # fresh arrays
         datasets.get(name)             # an unknown name is refused as load refuses it, before the cache
         cached = _mixed_cached(name, os.environ.get(DATA_ENV), str(cache_dir()))
         return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in cached.items()}

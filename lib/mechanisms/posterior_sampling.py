@@ -330,23 +330,6 @@ def _evaluate(cand, scale, lam, kind):
 # candidate sets of several table shapes stacked into one array.
 
 
-#: Fewest arguments from which :func:`_distinct` sorts out the repeated ones.
-_DISTINCT_FROM = 64
-
-
-def _distinct(x):
-    """``(values, back)``: the distinct entries of the 1-D float array ``x`` and the map back.
-
-    ``back(f(values))`` is ``f(x)`` entry by entry for an elementwise ``f`` (the same
-    arguments give the same values); below :data:`_DISTINCT_FROM` entries ``x`` is
-    returned as it is (sorting would cost more than it saves). ``x`` holds no NaN.
-    """
-    if x.size < _DISTINCT_FROM:
-        return x, lambda v: v
-    values, inverse = np.unique(x, return_inverse=True)
-    return values, lambda v: v[inverse]
-
-
 def _lgamma_diff_fused(a, h):
     """:func:`lib.mechanisms.dirichlet.divergence._lgamma_diff` for 1-D float arrays, empty regimes skipped.
 
@@ -369,7 +352,7 @@ def _lgamma_diff_fused(a, h):
         at, ht = a[tiny], h[tiny]
         # the search's arguments repeat (the vertices share coordinates, a = (u_i, u_j, u_0) appears
         # with two steps): each special function is evaluated once per distinct argument, the same values
-        at, back = _distinct(at)
+        at, back = _div._distinct(at)
         psi, z2, z3 = (back(f) for f in (special.digamma(at), special.zeta(2, at), special.zeta(3, at)))
         out[tiny] = ht * (psi + ht / 2 * (z2 + ht / 3 * (-2.0 * z3)))
         rest = rest & ~tiny

@@ -456,7 +456,8 @@ def _fit(X_cat, X_num, y, n_values, n_classes, bounds, epsilons, *, method, allo
     allocation = tuple(_allocation(allocation).tolist())
     printed = calibration == "printed"
     cache = {} if cache is None else cache
-    columns = None     # each class's numerical columns, sorted (once, for every budget)
+    # each class's numerical columns, sorted once for every budget
+    columns = [[np.sort(xc[:, j]) for j in range(J_num)] for xc in (X_num[y == c] for c in range(n_classes))]
     results = []
     for epsilon in epsilons:
         eps1 = budget(epsilon, J_num, J_cat, allocation)
@@ -464,8 +465,6 @@ def _fit(X_cat, X_num, y, n_values, n_classes, bounds, epsilons, *, method, allo
                                                     "count_sensitivity")
         mech = cls(allocation[0] * eps1, calibration=calibration, trim=trim, resolution=resolution,
                    max_distance=max_distance)
-        if columns is None:
-            columns = [[np.sort(xc[:, j]) for j in range(J_num)] for xc in (X_num[y == c] for c in range(n_classes))]
         first = np.zeros((n_classes, J_num, 2))
         second = np.zeros((n_classes, J_num, 2))
         for c in range(n_classes):

@@ -89,6 +89,23 @@ def _lgamma_diff_small(a, h):
     return special.gammaln(1 + a + h) - special.gammaln(1 + a) - logs
 
 
+#: Fewest arguments from which :func:`_distinct` sorts out the repeated ones.
+_DISTINCT_FROM = 64
+
+
+def _distinct(x):
+    """``(values, back)``: the distinct entries of the 1-D float array ``x`` and the map back.
+
+    ``back(f(values))`` is ``f(x)`` entry by entry for an elementwise ``f`` (the same
+    arguments give the same values); below :data:`_DISTINCT_FROM` entries ``x`` is
+    returned as it is (sorting would cost more than it saves). ``x`` holds no NaN.
+    """
+    if x.size < _DISTINCT_FROM:
+        return x, lambda v: v
+    values, inverse = np.unique(x, return_inverse=True)
+    return values, lambda v: v[inverse]
+
+
 def _excess_below_one(a, delta, lam):
     r"""``(G + H) / (lam - 1)`` of :func:`_excess` for orders ``lam`` in (0, 1).
 
@@ -111,13 +128,13 @@ def _excess_below_one(a, delta, lam):
     near = (np.abs(delta) <= _SERIES_STEP * a) & (a >= 1.0)
     an, dn, m = a[near], delta[near], lam[near] - 1
     # polygamma (scipy's zeta) once per distinct a: the same posterior parameter recurs along a
-    # row of distances and across Monte Carlo rows; elementwise, so the values are the same
-    distinct, where = np.unique(an, return_inverse=True)
+    # row of distances and across Monte Carlo rows
+    distinct, back = _distinct(an)
     acc = np.zeros(an.shape)
     factorial = 1.0
     for k in range(2, _SERIES_TERMS + 2):
         factorial *= k
-        acc += special.polygamma(k - 1, distinct)[where] * dn**k / factorial * ((-1.0) ** k + m ** (k - 1))
+        acc += back(special.polygamma(k - 1, distinct)) * dn**k / factorial * ((-1.0) ** k + m ** (k - 1))
     out[near] = acc
     far = ~near
     af, df, lf = a[far], delta[far], lam[far]

@@ -213,20 +213,30 @@ def expected_kl_loss(counts, r, alpha):
         The expected loss, one per histogram / parameter pair.
     """
     counts = _validate.vectors(counts, "counts", positive_entries=False)
-    with np.errstate(over="ignore"):
-        total = counts.sum(axis=-1)
-    if not np.all(np.isfinite(total)):
-        raise ValueError("counts sum to more than double precision holds along the last axis; rescale them")
+    total = _finite_totals(counts)
     if np.any(total <= 0):
         raise ValueError("counts must have a positive total along the last axis")
     r = _validate.positive(r, "r")
     alpha = _validate.positive(alpha, "alpha")
     total, r, alpha = _validate.broadcast(total=total, r=r, alpha=alpha)
+    psi = special.digamma(r[..., None] * counts + alpha[..., None])
+    return _expected_kl(counts, total, r, alpha, psi)[()]
+
+
+def _finite_totals(counts):
+    """The totals of ``counts`` along the last axis; a ValueError if one overflows."""
+    with np.errstate(over="ignore"):
+        total = counts.sum(axis=-1)
+    if not np.all(np.isfinite(total)):
+        raise ValueError("counts sum to more than double precision holds along the last axis; rescale them")
+    return total
+
+
+def _expected_kl(counts, total, r, alpha, psi):
+    """The closed form of :func:`expected_kl_loss` from ``psi`` :math:`= \\psi(r f_i + \\alpha)`."""
     share = counts / counts.sum(axis=-1, keepdims=True)
-    a = r[..., None] * counts + alpha[..., None]
-    d = counts.shape[-1]
     entropy = special.xlogy(share, share).sum(axis=-1)
-    return (entropy - (share * special.digamma(a)).sum(axis=-1) + special.digamma(r * total + d * alpha))[()]
+    return entropy - (share * psi).sum(axis=-1) + special.digamma(r * total + counts.shape[-1] * alpha)
 
 
 def _expected_kl_rows(rows, r, alpha):
@@ -238,14 +248,8 @@ def _expected_kl_rows(rows, r, alpha):
     ``rows`` (the private tables of a model repeat their counts: Digit's 6410 cells
     hold 332 values), then gathered.
     """
-    with np.errstate(over="ignore"):
-        total = rows.sum(axis=-1)
-    if not np.all(np.isfinite(total)):
-        raise ValueError("counts sum to more than double precision holds along the last axis; rescale them")
-    share = rows / rows.sum(axis=-1, keepdims=True)
-    d = rows.shape[-1]
+    total = _finite_totals(rows)
     values, inverse = np.unique(rows, return_inverse=True)
     psi = special.digamma(r[..., None] * values + alpha[..., None])  # (..., 1, k): the a of each distinct count
     psi = np.take(psi[..., 0, :], inverse.reshape(rows.shape), axis=-1)  # (..., n, d)
-    entropy = special.xlogy(share, share).sum(axis=-1)
-    return entropy - (share * psi).sum(axis=-1) + special.digamma(r * total + d * alpha)
+    return _expected_kl(rows, total, r, alpha, psi)
