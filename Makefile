@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 NOTEBOOKS := $(wildcard notebooks/[0-9]*.md)
-SANITIZE  := tests/nbval_sanitize.cfg
+SANITIZE  := tests/book/nbval_sanitize.cfg
 # Chapters with real data read the UCI files from this folder (README, "Data");
 # by default the shared folder next to the project, when it exists.
 DIRICHLET_DATA_DIR ?= $(if $(wildcard ../shared/data/uci),$(abspath ../shared/data/uci))
@@ -76,7 +76,7 @@ nbval: $(STAMP)
 	$(SERIAL_BLAS) $(BIN)/python -m pytest -q --nbval $(NBVAL_ORDER) --nbval-sanitize-with $(SANITIZE) -n 2 --dist loadfile --no-loadscope-reorder
 
 ## (c') nbval again on a second floating-point path, against the same stored outputs: every
-## transcendental result of numpy, scipy.special and math moved by one ulp (tools/fp_nudge,
+## transcendental result of numpy, scipy.special and math moved by one ulp (tools/ci/fp_nudge,
 ## FP_NUDGE=up|down|mixed) and, on a CPU with AVX-512, numpy's AVX-512 kernels disabled (the
 ## AVX2/libm path of other x86-64 CPUs). A stored number that hinges on last bits fails here.
 FP_NUDGE ?= up
@@ -85,13 +85,13 @@ nbval-fp: $(STAMP)
 	@off=$$($(BIN)/python -c "from numpy._core._multiarray_umath import __cpu_features__ as f, __cpu_dispatch__ as d; \
 	  print(' '.join(x for x in d if f.get(x) and (x.startswith('AVX512') or x == 'X86_V4')))"); \
 	echo "nbval-fp: transcendental results moved $(FP_NUDGE) by one ulp; numpy kernels disabled: $${off:-none (no AVX-512)}"; \
-	$(SERIAL_BLAS) NPY_DISABLE_CPU_FEATURES="$$off" DIRICHLET_FP_NUDGE=$(FP_NUDGE) PYTHONPATH="$(CURDIR)/tools/fp_nudge" \
+	$(SERIAL_BLAS) NPY_DISABLE_CPU_FEATURES="$$off" DIRICHLET_FP_NUDGE=$(FP_NUDGE) PYTHONPATH="$(CURDIR)/tools/ci/fp_nudge" \
 	  $(BIN)/python -m pytest -q -p no:cacheprovider --nbval $(NBVAL_FILES) --nbval-sanitize-with $(SANITIZE) \
 	  -n 2 --dist loadfile --no-loadscope-reorder
 
 ## (e) headless Chromium renders the built pages with typeset math and no network
 browser: $(STAMP)
-	$(BIN)/python -m pytest -q -m browser tests/test_browser.py
+	$(BIN)/python -m pytest -q -m browser tests/book/test_browser.py
 
 ## notebooks: regenerate every .ipynb from its .md and re-execute it in place
 notebooks: $(STAMP)
@@ -99,7 +99,7 @@ notebooks: $(STAMP)
 	  nb=$${md%.md}.ipynb; echo "executing $$nb"; \
 	  if [ -f $$nb ]; then update=--update; else update=; fi; \
 	  $(BIN)/jupytext --quiet --to ipynb $$update $$md && \
-	  $(BIN)/python tools/execute_notebook.py $$nb || exit 1; \
+	  $(BIN)/python tools/book/execute_notebook.py $$nb || exit 1; \
 	done
 
 ## lab: JupyterLab on the chapters; a chapter's .md opens as a notebook paired with its .ipynb
@@ -123,25 +123,25 @@ $(LAB_SETTINGS): $(STAMP)
 	  '  }' '}' > $@
 
 ## pdf: the whole book as one PDF, _build/pdf/book.pdf: every page of _toc.yml, built as one
-## HTML page and printed by Debian's headless Chromium, offline (tools/build_pdf.py; about two
+## HTML page and printed by Debian's headless Chromium, offline (tools/book/build_pdf.py; about two
 ## minutes, so not part of `make test`: CI, .ci/run, runs `make pdf pdf-test` after it)
 pdf: $(STAMP)
-	$(BIN)/python tools/build_pdf.py
+	$(BIN)/python tools/book/build_pdf.py
 
 ## student: the student edition, _build/student/NN_name.{md,ipynb}: each chapter without its solutions,
 ## every exercise followed by an answer cell and an autograder cell check("<label>", globals())
-## (tools/student/build.py; the checks in tools/student/checks.py, tested in tests/test_student.py)
+## (tools/student/build.py; the checks in tools/student/checks.py, tested in tests/book/test_student.py)
 student: $(STAMP)
 	$(BIN)/python -m tools.student.build _build/student
 
 ## wheel-check: build the wheel from a clean clone, install it with its extras in a fresh virtual
 ## environment outside the repository and run the README's snippet, the CLI and a Pipeline there
 wheel-check:
-	bash tools/check_wheel.sh
+	bash tools/ci/check_wheel.sh
 
 ## pdf-test: page count, every _toc.yml title, figures, margins, no raw TeX in the PDF (after make pdf)
 pdf-test: $(STAMP)
-	$(BIN)/python -m pytest -q -m pdf tests/test_pdf.py
+	$(BIN)/python -m pytest -q -m pdf tests/book/test_pdf.py
 
 ## benchmark: speed ratios of the vectorised core (not part of make test); bench_speed.py: issue 30's
 ## ratios old path / new path in one run (posterior calibration, predict_proba, imports, chapter start-up)

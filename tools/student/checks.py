@@ -3,7 +3,7 @@
 Why the book's own checker and not otter-grader or nbgrader: a check here is an ordinary function
 over the student's namespace (`check("ex-01-density", globals())`), runs in the book's own
 environment with `lib`, needs no grading server, no per-assignment metadata in the notebooks and no
-extra dependency, and tests/test_student.py exercises it in CI in well under a second per exercise.
+extra dependency, and tests/book/test_student.py exercises it in CI in well under a second per exercise.
 Each check recomputes what it needs INDEPENDENTLY of the chapter's solution code (a closed form in
 place of the library's search, a brute force, an exact value, or a property the answer must have),
 and raises AssertionError with a message that says what is wrong.
