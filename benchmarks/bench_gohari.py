@@ -27,7 +27,7 @@ from scipy import special
 from _timing import best_of
 
 from lib.mechanisms.gohari import gohari_calibrate, gohari_delta, gohari_epsilon, gohari_epsilon_at
-from lib.mechanisms.gohari._core import params, union_tail, vertices
+from lib.mechanisms.gohari.core import params, union_tail, vertices
 from lib.mechanisms.gohari.reference import delta_reference, epsilon_reference
 
 

@@ -18,10 +18,10 @@ import pytest
 LIB = Path(__file__).resolve().parents[1] / "lib"
 
 #: The layers, bottom first: a module may import only from its own layer or a lower one.
-#: ``lib`` itself (the top-level names), ``lib._validate`` and ``lib._version`` are the base and
+#: ``lib`` itself (the top-level names), ``lib.validation`` and ``lib._version`` are the base and
 #: are exempt; ``lib.interop`` is the top (nothing else in lib imports it).
 LAYERS = ("lib.privacy", "lib.mechanisms", "lib.models", "lib.theory", "lib.experiments", "lib.interop")
-BASE = ("lib", "lib._validate", "lib._version")
+BASE = ("lib", "lib.validation", "lib._version")
 
 #: The only module whose string literals may name a privacy notion: the command line's parser.
 NOTION_STRINGS = ("rdp", "dp")
@@ -127,7 +127,7 @@ def _layer(module: str) -> int | None:
 def test_the_graph_is_read_from_every_module(graph):
     assert len(MODULES) > 40 and "lib.privacy.guarantees" in MODULES and "lib.experiments.cli" in MODULES
     # the three kinds of edges of the module notes
-    assert "lib._validate" in graph["lib.experiments.preprocessing"]   # from lib import _validate
+    assert "lib.validation" in graph["lib.experiments.preprocessing"]   # from lib import validation
     assert "lib.experiments.datasets" in graph["lib.experiments.data"]  # from lib.experiments import datasets
     assert "lib.experiments.preprocessing" in graph["lib.experiments.networks"]  # from lib.x.y import name
 

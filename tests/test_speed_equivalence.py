@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from lib import _validate
+from lib import validation
 from lib.models import naive_bayes as nb
 from lib.models.naive_bayes import scoring as scoring
 from lib.mechanisms.dirichlet.moments import expected_kl_loss
@@ -147,7 +147,7 @@ def test_order_search_unchanged_by_grouping_the_rows_once(monkeypatch):
     reference = adp.public_reference(3000, [2, 5, 7, 7], [1, 2, 2, 2])
     fast = [adp.model_order(e, 1e-5, reference, n_releases=4) for e in (0.05, 1.0, 8.0)]
     def before(histograms, r, alpha):  # the per-step path before issue 17: validate, regroup, sum
-        r, alpha = _validate.broadcast(r=_validate.positive(r, "r"), alpha=_validate.positive(alpha, "alpha"))
+        r, alpha = validation.broadcast(r=validation.positive(r, "r"), alpha=validation.positive(alpha, "alpha"))
         total = np.zeros(r.shape)
         for rows in adp._rows(histograms):
             total = total + expected_kl_loss(rows, r[..., None], alpha[..., None]).sum(axis=-1)
@@ -323,8 +323,8 @@ def test_private_naive_bayes_predicts_as_the_batched_path_and_validates_once(mon
         np.testing.assert_array_equal(model.predict_proba(X), np.exp(want))
         np.testing.assert_array_equal(model.predict(X), np.argmax(want, axis=-1))
     calls = []
-    real = _validate.codes
-    monkeypatch.setattr(naive_bayes._validate, "codes", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = validation.codes
+    monkeypatch.setattr(naive_bayes.validation, "codes", lambda *a, **k: calls.append(1) or real(*a, **k))
     model.predict_proba(X)
     assert len(calls) == 1
     with pytest.raises(ValueError, match="codes in"):

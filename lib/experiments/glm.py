@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from lib import _validate
+from lib import validation
 
 from lib.mechanisms.protocol import get
 from lib.models.logistic_regression import (BETA0, SAMPLERS, LogisticSampler, Settings, cross_entropy, error_rate,
@@ -124,7 +124,7 @@ def normalise_rows(X, c: float = 1.0) -> np.ndarray:
     array([[ 1.2   ,  1.6   ],
            [ 1.4142, -1.4142]])
     """
-    c = _validate.scalar(_validate.positive(c, "c"), "c")
+    c = validation.scalar(validation.positive(c, "c"), "c")
     X = np.asarray(X, dtype=float)
     norms = np.linalg.norm(X, axis=1, keepdims=True)
     if np.any(norms == 0):
@@ -207,7 +207,7 @@ def adult(c: float = 1.0, *, frame: pd.DataFrame | None = None, seed: int = SEED
     y = schema.encode(frame[label], schema.classes("Adult"), f"label {label!r}")
     frame = frame.drop(columns=[label, *(a for a in EXCLUDED.get("Adult", ()) if a in frame.columns)])
     X, names = design_matrix(frame, ADULT_BOUNDS, c, domains=schema.domains("Adult"))
-    train, test = split_rows(len(frame), _validate.integer(seed, "seed", 0), TEST_SIZE)
+    train, test = split_rows(len(frame), validation.integer(seed, "seed", 0), TEST_SIZE)
     return _split(X, y, names, c, train, test)
 
 
@@ -229,7 +229,7 @@ def digits(positive: int = 8, negative: int = 3, c: float = 1.0, *, test_size: f
     y = (sub[label].to_numpy() == positive).astype(np.int64)
     pixels = sub.drop(columns=[label])
     X = normalise_rows(scale(pixels.to_numpy(dtype=float), *DIGIT_BOUNDS), c)
-    train, test = split_rows(len(sub), _validate.integer(seed, "seed", 0), test_size)
+    train, test = split_rows(len(sub), validation.integer(seed, "seed", 0), test_size)
     rows = np.flatnonzero(keep)
     out = _split(X, y, list(pixels.columns), c, train, test)
     return out._replace(train_rows=rows[train], test_rows=rows[test])
@@ -277,9 +277,9 @@ def run_grid(data, epsilons, lams, n_repeats, *, seed, methods=SAMPLERS, n_sweep
         ``method, lam, epsilon, beta, rho, radius, repeat, error, cross_entropy, acceptance``
         (two rows with the same ``beta, rho, radius`` share their draws).
     """
-    eps = np.atleast_1d(_validate.positive(epsilons, "epsilons")).astype(float)
-    lams = np.atleast_1d(_validate.order(lams, "lams")).astype(float)
-    K = _validate.integer(n_repeats, "n_repeats")
+    eps = np.atleast_1d(validation.positive(epsilons, "epsilons")).astype(float)
+    lams = np.atleast_1d(validation.order(lams, "lams")).astype(float)
+    K = validation.integer(n_repeats, "n_repeats")
     E, L = (a.ravel() for a in np.meshgrid(eps, lams))
     n = len(data.y_train)
     cells, keys = [], []
@@ -314,10 +314,10 @@ def run_splits(load_split, split_seeds, epsilons, lams, n_repeats, *, seed, **kw
     splits are independent. Returns the frames of :func:`run_grid` stacked, with
     a column ``split`` (the split's seed).
     """
-    seeds = [_validate.integer(s, "split_seeds", 0) for s in np.atleast_1d(split_seeds)]
+    seeds = [validation.integer(s, "split_seeds", 0) for s in np.atleast_1d(split_seeds)]
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"split_seeds must be distinct and at least one; got {seeds}")
-    seed = _validate.integer(seed, "seed", 0)
+    seed = validation.integer(seed, "seed", 0)
     frames = [run_grid(load_split(s), epsilons, lams, n_repeats, seed=seed + k, **kwargs).assign(split=s)
               for k, s in enumerate(seeds)]
     return pd.concat(frames, ignore_index=True)
@@ -357,7 +357,7 @@ def compare(grid, better, worse, *, metric="error", threshold=3.0, by=("lam", "e
     pandas.DataFrame
         Indexed by ``by``: ``diff, se, z, p, agree, outcome``.
     """
-    threshold = _validate.scalar(_validate.positive(threshold, "threshold"), "threshold")
+    threshold = validation.scalar(validation.positive(threshold, "threshold"), "threshold")
     by = list(by)
     g = grid if "split" in grid.columns else grid.assign(split=0)
     for name in (better, worse):

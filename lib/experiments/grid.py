@@ -29,7 +29,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from lib import _validate
+from lib import validation
 from lib.models.bayesian_network import count_tables, log_likelihood, network_spec, release_tables
 from lib.models.naive_bayes import count, model_spec, release_parameters
 from lib.models.naive_bayes.scoring import scores
@@ -266,7 +266,7 @@ def calibrate_many(mechanism, targets, spec, *, cache=None):
     if cache is None:
         return cls.calibrate_many(targets, spec, cache=cache)
     if not isinstance(cache, collections.abc.MutableMapping):
-        raise _validate.ArgumentTypeError(f"cache must be None or a dict; got {type(cache).__name__}")
+        raise validation.ArgumentTypeError(f"cache must be None or a dict; got {type(cache).__name__}")
     targets = list(targets)
     if not targets or not all(isinstance(t, Guarantee) for t in targets):
         return cls.calibrate_many(targets, spec, cache=cache)  # its errors
@@ -279,7 +279,7 @@ def calibrate_many(mechanism, targets, spec, *, cache=None):
 
 
 def _budgets(budgets, name):
-    budgets = np.atleast_1d(_validate.positive(budgets, name))
+    budgets = np.atleast_1d(validation.positive(budgets, name))
     if budgets.ndim != 1:
         raise ValueError(f"{name} must be a scalar or a 1-D array")
     return budgets
@@ -332,7 +332,7 @@ def evaluate(task, mechanism, budgets, n_repeats, *, privacy=RDP_TARGET, seed=DE
     cls = get(mechanism)
     lay = layout(privacy)
     budgets = _budgets(budgets, lay.budget + "s")
-    n_repeats = _validate.integer(n_repeats, "n_repeats")
+    n_repeats = validation.integer(n_repeats, "n_repeats")
     if not runs_under(cls, privacy):
         raise ValueError(f"the {cls.name!r} mechanism cannot meet a {type(privacy).__name__} target; it meets "
                          f"{', '.join(n.__name__ for n in cls.notions)}")

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from lib import _validate
+from lib import validation
 from lib.mechanisms.dirichlet.divergence import hellinger_dirichlet, renyi_divergence_dirichlet
 from lib.mechanisms.dirichlet.order import optimal_order
 from lib.mechanisms.hellinger import (_MEMO_CELLS, MAX_CANDIDATES, SmoothedHellinger, candidates, geometry,
@@ -35,13 +35,13 @@ def posterior_utility(true_post, released_post, *, hellinger=None) -> dict:
     two, already computed (a finite-output mechanism's scores): finite, non-negative, of the shape of
     the broadcast leading axes; it is returned as the distance, not recomputed.
     """
-    true_post = _validate.vectors(true_post, "true_post", positive_entries=True)
-    released_post = _validate.vectors(released_post, "released_post", positive_entries=True)
-    true_post, released_post = _validate.broadcast(true_post=true_post, released_post=released_post)
+    true_post = validation.vectors(true_post, "true_post", positive_entries=True)
+    released_post = validation.vectors(released_post, "released_post", positive_entries=True)
+    true_post, released_post = validation.broadcast(true_post=true_post, released_post=released_post)
     if hellinger is None:
         hellinger = hellinger_dirichlet(true_post, released_post)
     else:
-        hellinger = _validate.nonnegative(hellinger, "hellinger")
+        hellinger = validation.nonnegative(hellinger, "hellinger")
         if hellinger.shape != true_post.shape[:-1]:
             raise ValueError(f"hellinger must have the shape of the leading axes, {true_post.shape[:-1]}; "
                              f"got {hellinger.shape}")
@@ -199,19 +199,19 @@ def head_to_head(prior, counts, epsilon_hat, delta, *, reference, repeats=2000, 
       and Wang 2018). The noisy count is clipped to :math:`[0, n]` and gives
       :math:`\\mathrm{beta}(\\alpha + \\tilde a, \\beta + n - \\tilde a)`.
     """
-    counts = _validate.integer_array(counts, "counts")
+    counts = validation.integer_array(counts, "counts")
     if counts.shape != (2,) or counts.min() < 0 or counts.sum() < 1:
         raise ValueError(f"counts must be a pair (ones, zeros) of non-negative integers with a positive total; "
                          f"got {counts.tolist()}")
-    repeats = _validate.integer(repeats, "repeats", 2)
-    _validate.cells(repeats, "repeats")
+    repeats = validation.integer(repeats, "repeats", 2)
+    validation.cells(repeats, "repeats")
     if not isinstance(exact_dirichlet, (bool, np.bool_)):
-        raise _validate.ArgumentTypeError(f"exact_dirichlet must be True or False; got "
+        raise validation.ArgumentTypeError(f"exact_dirichlet must be True or False; got "
                                           f"{type(exact_dirichlet).__name__} {exact_dirichlet!r:.60}")
-    rng = _validate.generator(rng)
+    rng = validation.generator(rng)
     n = int(counts.sum())
     true_post = posteriors(prior, counts)
-    reference = _validate.positive(reference, "reference")
+    reference = validation.positive(reference, "reference")
     if reference.shape != (2,):
         raise ValueError(f"reference must be a public histogram of 2 positive counts; got shape {reference.shape}")
     choice = _order_for(float(epsilon_hat), float(delta), tuple(float(v) for v in reference))
@@ -253,7 +253,7 @@ priors from 1e-8 to 1e8; a prior and its mirror image give the same mechanism). 
 
 
 def _beta_prior(prior) -> tuple:
-    p = _validate.positive(prior, "priors")
+    p = validation.positive(prior, "priors")
     if p.shape != (2,):
         raise ValueError(f"priors must hold Beta priors of 2 positive parameters; got shape {p.shape}")
     return tuple(p.tolist())
@@ -288,16 +288,16 @@ def full_audit(ns=(10, 30, 100, 300, 1000), epsilons=(0.1, 1.0, 5.0, 20.0, 50.0)
     ValueError
         For an argument out of range (every argument is checked before the run starts).
     """
-    ns = [_validate.integer(n, "ns", 1, MAX_CANDIDATES - 1) for n in ns]
-    spot_n = [_validate.integer(n, "spot_n", 2) for n in spot_n]
-    spot_pairs = _validate.integer(spot_pairs, "spot_pairs", 1)
-    epsilons = [_validate.scalar(_validate.positive(e, "epsilons"), "epsilons") for e in epsilons]
-    deltas = [_validate.scalar(_validate.open_unit(d, "deltas"), "deltas") for d in deltas]
+    ns = [validation.integer(n, "ns", 1, MAX_CANDIDATES - 1) for n in ns]
+    spot_n = [validation.integer(n, "spot_n", 2) for n in spot_n]
+    spot_pairs = validation.integer(spot_pairs, "spot_pairs", 1)
+    epsilons = [validation.scalar(validation.positive(e, "epsilons"), "epsilons") for e in epsilons]
+    deltas = [validation.scalar(validation.open_unit(d, "deltas"), "deltas") for d in deltas]
     if not deltas:
         raise ValueError("deltas must hold at least one value in (0, 1)")
     priors = [_beta_prior(p) for p in priors]
     for n in spot_n:
-        _validate.cells(2 * min(spot_pairs, n) * (n + 1), f"full_audit spot check at n = {n}", MAX_AUDIT_CELLS)
+        validation.cells(2 * min(spot_pairs, n) * (n + 1), f"full_audit spot check at n = {n}", MAX_AUDIT_CELLS)
     out = []
     for prior in priors:
         for n in ns:

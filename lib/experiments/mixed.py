@@ -16,7 +16,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from lib import _validate
+from lib import validation
 from lib.models.mixed_naive_bayes import draw, fit_statistics_grid, log_proba, mechanism_class
 from lib.experiments import datasets, schema
 from lib.experiments.data import DATA_ENV, cache_dir, label_column, load
@@ -113,7 +113,7 @@ def evaluate(data, train, test, method, epsilons, n_repeats, rng, *, likelihood=
     entries are keyed by a fingerprint of the sample and options
     (:func:`lib.models.mixed_naive_bayes.fit_statistics`), so sharing only saves time.
     """
-    rng = _validate.generator(rng)
+    rng = validation.generator(rng)
     d = data
     acc = np.empty((len(epsilons), n_repeats))
     ce = np.empty((len(epsilons), n_repeats))

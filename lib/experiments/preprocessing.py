@@ -124,7 +124,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from lib import _validate
+from lib import validation
 from lib.experiments import datasets, public_bounds, schema
 from lib.experiments.data import label_column, load
 from lib.experiments.datasets import DATASETS
@@ -192,8 +192,8 @@ def _check(seed, test_size, n_bins):
             f"seed must be a non-negative integer; got {seed!r}")
     if isinstance(test_size, bool):
         raise ValueError("test_size must be in (0, 1); got a bool")
-    test_size = _validate.scalar(
-        _validate.open_unit(test_size, "test_size"), "test_size")
+    test_size = validation.scalar(
+        validation.open_unit(test_size, "test_size"), "test_size")
     if (not isinstance(n_bins, (int, np.integer)) or isinstance(n_bins, bool)
             or n_bins < 2):
         raise ValueError(f"n_bins must be an integer >= 2; got {n_bins!r}")
@@ -276,8 +276,8 @@ def public_edges(lower: float, upper: float, n_bins: int = N_BINS, scale: str = 
     [0.063, 0.398, 2.512, 15.849]
     """
     _check(0, 0.5, n_bins)
-    lower = _validate.scalar(np.asarray(lower, dtype=float), "lower")
-    upper = _validate.scalar(np.asarray(upper, dtype=float), "upper")
+    lower = validation.scalar(np.asarray(lower, dtype=float), "lower")
+    upper = validation.scalar(np.asarray(upper, dtype=float), "upper")
     if not (np.isfinite(lower) and np.isfinite(upper) and lower < upper):
         raise ValueError(f"the public range must be finite with lower < upper; got [{lower}, {upper}]")
     if scale == "linear":

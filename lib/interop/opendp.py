@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lib import _validate
+from lib import validation
 from lib.privacy.accountant import Accountant, Spent, renyi_curve
 from lib.privacy.guarantees import Guarantee, RenyiDP
 
@@ -136,8 +136,8 @@ def make_histogram_measurement(mechanism, d, *, rng=None):
         guarantee with a Renyi curve; the measurement raises on a code outside
         :math:`[0, d)`.
     """
-    d = _validate.integer(d, "d", 2)
-    generator = _validate.generator(rng)
+    d = validation.integer(d, "d", 2)
+    generator = validation.generator(rng)
     guarantee = getattr(mechanism, "guarantee", None)
     if not isinstance(guarantee, Guarantee):
         raise ValueError(f"{mechanism!r} states no guarantee; it cannot be an OpenDP measurement")
@@ -187,7 +187,7 @@ def records(codes, d=None) -> list:
         raise ValueError("codes must be whole numbers")
     out = [int(v) for v in values]
     if d is not None:
-        d = _validate.integer(d, "d", 2)
+        d = validation.integer(d, "d", 2)
         if out and not 0 <= min(out) <= max(out) < d:
             raise ValueError(f"codes must be in [0, {d}); got values from {min(out)} to {max(out)}")
     return out

@@ -97,7 +97,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from lib import _validate
+from lib import validation
 from lib.mechanisms import smooth_sensitivity as ss
 from lib.mechanisms.protocol import Mechanism, NotPrivate, PureDP, register
 
@@ -143,7 +143,7 @@ class MomentMechanism(Mechanism):
 
     def __init__(self, epsilon=None, *, calibration="theorem2", trim=None, resolution=4096, max_distance=None):
         if self.private:
-            self.epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
+            self.epsilon = validation.scalar(validation.positive(epsilon, "epsilon"), "epsilon")
         elif epsilon is not None:
             raise ValueError(f"{type(self).__name__} is not private and takes no epsilon; got {epsilon!r}")
         else:
@@ -152,9 +152,9 @@ class MomentMechanism(Mechanism):
             raise ValueError(f"calibration must be one of {ss.RULES}; got {calibration!r}")
         self.calibration = calibration
         trim = self.default_trim if trim is None else trim
-        self.trim = float(_validate.scalar(_validate.in_range(trim, "trim", 0.0, 0.5, open_low=False), "trim"))
-        self.resolution = None if resolution is None else _validate.integer(resolution, "resolution", 1)
-        self.max_distance = None if max_distance is None else _validate.integer(max_distance, "max_distance", 0)
+        self.trim = float(validation.scalar(validation.in_range(trim, "trim", 0.0, 0.5, open_low=False), "trim"))
+        self.resolution = None if resolution is None else validation.integer(resolution, "resolution", 1)
+        self.max_distance = None if max_distance is None else validation.integer(max_distance, "max_distance", 0)
 
     def __repr__(self):
         return f"{type(self).__name__}(epsilon={self.epsilon!r}, calibration={self.calibration!r})"
@@ -231,10 +231,10 @@ class MomentMechanism(Mechanism):
             See :meth:`moments`.
         """
         lower, upper, _ = ss._bounds(lower, upper)
-        x = _validate.in_range(x, "x", -np.inf, np.inf, open_low=True)
+        x = validation.in_range(x, "x", -np.inf, np.inf, open_low=True)
         if x.ndim != 1 or x.size < 1:
             raise ValueError(f"x must be a non-empty 1-D sample; got shape {x.shape}")
-        rng = _validate.generator(rng)
+        rng = validation.generator(rng)
         shape = () if size is None else tuple(np.atleast_1d(size).tolist())
         (v1, s1), (v2, s2) = self.statistics(np.sort(np.clip(x, lower, upper)), lower, upper, {})
         first = v1 + draw_noise(rng, self.noise, s1, shape)

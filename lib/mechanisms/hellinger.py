@@ -48,7 +48,7 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 from scipy import special
 
-from lib import _validate
+from lib import validation
 from lib.mechanisms.dirichlet.divergence import hellinger_dirichlet
 from lib.mechanisms.noise import analytic_gaussian_sigma
 from lib.mechanisms.protocol import ApproximateDP, Mechanism, ModelCalibration, PureDP, ReleaseSpec, register
@@ -73,7 +73,7 @@ def _cand(cand, name: str = "cand"):
     index by the count). An incomplete table would give a smaller local or smooth sensitivity
     than the mechanism needs, hence it is refused.
     """
-    arr = _validate.integer_array(cand, name)
+    arr = validation.integer_array(cand, name)
     if arr.ndim != 2 or arr.shape[1] < 2 or arr.shape[0] < 2:
         raise ValueError(f"{name} must be a 2-D table of count vectors (candidates(n, k), n >= 1, k >= 2); "
                          f"got shape {arr.shape}")
@@ -107,7 +107,7 @@ def _neighbours(neighbours, cand, name: str = "neighbours") -> np.ndarray:
     ``c`` with one unit moved by the ``m``-th move, and ``-1`` exactly where that category is
     empty. Wrong neighbours would give a wrong local sensitivity, so they are refused.
     """
-    nb = _validate.integer_array(neighbours, name)
+    nb = validation.integer_array(neighbours, name)
     c, k = cand.shape
     moves = _moves(k)
     if nb.shape != (c, len(moves)):
@@ -137,8 +137,8 @@ def n_candidates(n, k=2) -> int:
     >>> n_candidates(10), n_candidates(10, 3)
     (11, 66)
     """
-    n = _validate.integer(n, "n", 1)
-    k = _validate.integer(k, "k", 2)
+    n = validation.integer(n, "n", 1)
+    k = validation.integer(k, "k", 2)
     return comb(n + k - 1, k - 1)
 
 
@@ -158,7 +158,7 @@ def candidates(n, k=2) -> np.ndarray:
     size = n_candidates(n, k)
     if size > 10 * MAX_CANDIDATES and k > 2:
         raise ValueError(f"n and k give {size} candidates; at most {10 * MAX_CANDIDATES} are enumerated")
-    _validate.cells(size * k, f"candidates(n = {n}, k = {k})")
+    validation.cells(size * k, f"candidates(n = {n}, k = {k})")
     if k == 2:
         a = np.arange(n + 1)
         return np.stack([a, n - a], axis=1)
@@ -170,7 +170,7 @@ def candidates(n, k=2) -> np.ndarray:
 
 
 def _prior(prior, k):
-    prior = _validate.positive(prior, "prior")
+    prior = validation.positive(prior, "prior")
     if prior.ndim != 1 or prior.shape[0] != k:
         raise ValueError(f"prior must be a vector of {k} positive parameters; got shape {prior.shape}")
     return prior
@@ -188,15 +188,15 @@ def smoothing_parameter(epsilon, delta, n_cand):
     >>> round(float(smoothing_parameter(1.0, 1e-6, 101)), 6)
     0.02581
     """
-    epsilon = _validate.positive(epsilon, "epsilon")
-    delta = _validate.open_unit(delta, "delta")
-    n_cand = _validate.in_range(n_cand, "n_cand", 1.0, open_low=False)
+    epsilon = validation.positive(epsilon, "epsilon")
+    delta = validation.open_unit(delta, "delta")
+    n_cand = validation.in_range(n_cand, "n_cand", 1.0, open_low=False)
     return np.log1p(epsilon / (2 * np.log(2 * n_cand / delta)))[()]
 
 
 def posteriors(prior, counts) -> np.ndarray:
     """Posterior parameters :math:`\\mathrm{prior} + c` (note, Section 1), shape of ``counts``."""
-    counts = _validate.vectors(counts, "counts", positive_entries=False)
+    counts = validation.vectors(counts, "counts", positive_entries=False)
     return counts + _prior(prior, counts.shape[-1])
 
 
@@ -290,7 +290,7 @@ def local_sensitivity_beta(prior, n) -> np.ndarray:
     With :math:`h_a = \\mathcal H(\\mathrm{beta}(\\alpha + a, \\beta + n - a), \\mathrm{beta}(\\alpha + a + 1, \\beta + n - a - 1))`,
     :math:`LS(a) = \\max(h_{a-1}, h_a)` (one term at the ends).
     """
-    n = _validate.integer(n, "n", 1)
+    n = validation.integer(n, "n", 1)
     post = posteriors(prior, candidates(n, 2))
     h = hellinger_dirichlet(post[:-1], post[1:])
     ls = np.empty(n + 1)
@@ -368,12 +368,12 @@ def hellinger_rows_beta(prior, counts) -> np.ndarray:
     (6,)
     """
     prior = _prior(prior, 2)
-    arr = _validate.integer_array(counts, "counts")
+    arr = validation.integer_array(counts, "counts")
     if arr.ndim == 0 or arr.shape[-1] != 2 or arr.size == 0:
         raise ValueError(f"counts must be count vectors (ones, zeros) along the last axis; got shape {arr.shape}")
-    n = _validate.integer(int(arr.reshape(-1, 2)[0].sum()), "the total of counts", 1)
+    n = validation.integer(int(arr.reshape(-1, 2)[0].sum()), "the total of counts", 1)
     idx = _public_total(arr, n, 2)[..., 0]
-    _validate.cells(max(idx.size, 1) * (n + 1), "hellinger_rows_beta (count vectors x candidates)")
+    validation.cells(max(idx.size, 1) * (n + 1), "hellinger_rows_beta (count vectors x candidates)")
     return _beta_hellinger_rows(prior, n, idx)
 
 
@@ -389,10 +389,10 @@ def smooth_sensitivity_beta(ls, gamma) -> np.ndarray:
     (``np.maximum.accumulate``) instead of the :math:`O(n^2)` maximum.
     :func:`lib.theory.hellinger_audit.smooth_sensitivity_brute_beta` checks it over all :math:`2^n` data sets.
     """
-    ls = _validate.positive(ls, "ls")
+    ls = validation.positive(ls, "ls")
     if ls.ndim != 1 or ls.shape[0] < 2:
         raise ValueError(f"ls must be a 1-D array of n + 1 >= 2 local sensitivities; got shape {ls.shape}")
-    gamma = _validate.scalar(_validate.positive(gamma, "gamma"), "gamma")
+    gamma = validation.scalar(validation.positive(gamma, "gamma"), "gamma")
     log_ls = np.log(ls)
     t = gamma * np.arange(ls.shape[0])
     left = np.maximum.accumulate(log_ls + t) - t
@@ -412,8 +412,8 @@ def smooth_sensitivity(ls, cand, gamma) -> np.ndarray:
     the data sets would understate :math:`S`) of at most :data:`MAX_CANDIDATES` rows, and
     ``ls`` one positive value per row. Computed in blocks of rows (memory O(C) per row).
     """
-    ls = _validate.positive(ls, "ls")
-    gamma = _validate.scalar(_validate.positive(gamma, "gamma"), "gamma")
+    ls = validation.positive(ls, "ls")
+    gamma = validation.scalar(validation.positive(gamma, "gamma"), "gamma")
     cand, _, _ = _cand(cand)
     if cand.shape[0] > MAX_CANDIDATES:
         raise ValueError(f"cand has {cand.shape[0]} rows; the dense maximum allows at most {MAX_CANDIDATES}")
@@ -448,9 +448,9 @@ def log_pmf(hellinger, scale, epsilon) -> np.ndarray:
         its last axis, ``scale`` does not broadcast against its leading axes, or every weight of
         a row underflows (no candidate at a finite log weight).
     """
-    epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
-    scale = _validate.positive(scale, "scale")
-    hellinger = _validate.nonnegative(hellinger, "hellinger")
+    epsilon = validation.scalar(validation.positive(epsilon, "epsilon"), "epsilon")
+    scale = validation.positive(scale, "scale")
+    hellinger = validation.nonnegative(hellinger, "hellinger")
     if hellinger.ndim == 0 or hellinger.shape[-1] == 0:
         raise ValueError(f"hellinger must have the candidates along its last axis; got shape {hellinger.shape}")
     try:
@@ -483,8 +483,8 @@ class Geometry(NamedTuple):
 
 def geometry(prior, n, k=2) -> Geometry:
     """Candidates, the dense Hellinger matrix, local sensitivities and neighbours for ``(prior, n, k)``."""
-    n = _validate.integer(n, "n", 1)
-    k = _validate.integer(k, "k", 2)
+    n = validation.integer(n, "n", 1)
+    k = validation.integer(k, "k", 2)
     if n_candidates(n, k) > MAX_CANDIDATES:
         raise ValueError(f"n = {n}, k = {k} give {n_candidates(n, k)} candidates; at most {MAX_CANDIDATES}")
     prior = _prior(prior, k)
@@ -497,7 +497,7 @@ def geometry(prior, n, k=2) -> Geometry:
 def _geometry_for(geom, prior, n, k) -> Geometry:
     """``geom`` if it was built by :func:`geometry` for this ``(prior, n, k)``."""
     if not isinstance(geom, Geometry):
-        raise _validate.ArgumentTypeError(f"geom must be a Geometry from hellinger.geometry(); got "
+        raise validation.ArgumentTypeError(f"geom must be a Geometry from hellinger.geometry(); got "
                                           f"{type(geom).__name__}")
     cand, _, _ = _cand(geom.cand, "geom.cand")
     if cand.shape[1] != k or int(cand[0].sum()) != n:
@@ -516,10 +516,10 @@ def _geometry_for(geom, prior, n, k) -> Geometry:
 def _public_total(counts, n: int, k: int) -> np.ndarray:
     """Count vectors of shape ``(..., k)``: non-negative whole numbers (as int64) totalling ``n``."""
     arr = np.asarray(counts)
-    _validate.cells(arr.size, "counts")
+    validation.cells(arr.size, "counts")
     if arr.dtype.kind == "f" and arr.size and np.isfinite(arr).all() and np.array_equal(arr, np.floor(arr)):
         arr = arr.astype(np.int64)  # whole numbers in a float array (a model's count tables)
-    arr = _validate.integer_array(arr, "counts")
+    arr = validation.integer_array(arr, "counts")
     if arr.ndim == 0 or arr.shape[-1] != k:
         raise ValueError(f"counts must be count vectors of length {k} along the last axis; got shape {arr.shape}")
     if arr.size and arr.min() < 0:
@@ -680,15 +680,15 @@ class SmoothedHellinger(_PosteriorRelease):
     global_sensitivity: ClassVar[bool] = False
 
     def __init__(self, prior, n, epsilon, delta=None, *, geom=None):
-        prior = _validate.positive(prior, "prior")
+        prior = validation.positive(prior, "prior")
         if prior.ndim != 1 or prior.size < 2:
             raise ValueError(f"prior must be a vector of k >= 2 positive parameters; got shape {prior.shape}")
         k = prior.size
-        self.n = _validate.integer(n, "n", 1)
-        self.epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
+        self.n = validation.integer(n, "n", 1)
+        self.epsilon = validation.scalar(validation.positive(epsilon, "epsilon"), "epsilon")
         if delta is None and not self.global_sensitivity:
             raise ValueError("delta must be in (0, 1) for the smoothed mechanism; got None")
-        self.delta = None if delta is None else _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
+        self.delta = None if delta is None else validation.scalar(validation.open_unit(delta, "delta"), "delta")
         self.prior = prior
         if geom is None:
             if k > 2 and n_candidates(self.n, k) > MAX_CANDIDATES:
@@ -756,7 +756,7 @@ class SmoothedHellinger(_PosteriorRelease):
         another target, or under :class:`HellingerExponential`, reuses them).
         """
         idx = self.index(counts)
-        _validate.cells(max(idx.size, 1) * self.cand.shape[0], "log_pmf_rows (count vectors x candidates)")
+        validation.cells(max(idx.size, 1) * self.cand.shape[0], "log_pmf_rows (count vectors x candidates)")
         if self.cand.shape[1] == 2:  # rows of candidates(n, 2), shared across targets
             rows = _beta_hellinger_rows(self.prior, self.n, idx)
         else:
@@ -766,7 +766,7 @@ class SmoothedHellinger(_PosteriorRelease):
     def released_counts(self, counts, rng=None) -> np.ndarray:
         """The released candidate :math:`c'` for every count vector (by inverse CDF), shape of ``counts``."""
         idx = self.index(counts)
-        rng = _validate.generator(rng)
+        rng = validation.generator(rng)
         u = np.asarray(rng.random(idx.shape))
         out = np.empty(idx.shape, dtype=np.int64)
         unique, inverse = np.unique(idx, return_inverse=True)
@@ -830,7 +830,7 @@ class _CountNoise(_PosteriorRelease):
     _distribution: ClassVar[str] = ""
 
     def _setup(self, n, prior):
-        self.n = _validate.integer(n, "n", 1)
+        self.n = validation.integer(n, "n", 1)
         self.prior = _prior(prior, 2)
 
     def __repr__(self):
@@ -839,7 +839,7 @@ class _CountNoise(_PosteriorRelease):
     def released_posterior(self, counts, rng=None) -> np.ndarray:
         """The released posterior :math:`(\\alpha + \\tilde a, \\beta + n - \\tilde a)`, shape of ``counts``."""
         arr = _public_total(counts, self.n, 2)
-        rng = _validate.generator(rng)
+        rng = validation.generator(rng)
         noise = getattr(rng, self._distribution)(0.0, self.noise_scale, arr.shape[:-1])
         noisy = np.clip(arr[..., 0] + noise, 0, self.n)
         return posteriors(self.prior, np.stack([noisy, self.n - noisy], axis=-1))
@@ -868,7 +868,7 @@ class CountLaplace(_CountNoise):
     _distribution = "laplace"
 
     def __init__(self, epsilon, n, prior=(1.0, 1.0)):
-        self.epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
+        self.epsilon = validation.scalar(validation.positive(epsilon, "epsilon"), "epsilon")
         self._setup(n, prior)
         self.noise_scale = 1 / self.epsilon
 
@@ -916,8 +916,8 @@ class CountGaussian(_CountNoise):
     _distribution = "normal"
 
     def __init__(self, epsilon, delta, n, prior=(1.0, 1.0)):
-        self.epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
-        self.delta = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
+        self.epsilon = validation.scalar(validation.positive(epsilon, "epsilon"), "epsilon")
+        self.delta = validation.scalar(validation.open_unit(delta, "delta"), "delta")
         self._setup(n, prior)
         self.noise_scale = float(analytic_gaussian_sigma(self.epsilon, self.delta, 1.0))
 

@@ -70,7 +70,7 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 from scipy import linalg, special
 
-from lib import _validate
+from lib import validation
 from lib.mechanisms.protocol import Mechanism, NotPrivate, PureDP, RenyiDP, ZeroConcentratedDP, get, register
 from lib.privacy.accounting import rdp_to_dp
 
@@ -91,11 +91,11 @@ NORM_SLACK = 1e-12
 
 
 def _pos(value, name):
-    return _validate.positive(value, name)
+    return validation.positive(value, name)
 
 
 def _scalar(value, name):
-    return _validate.scalar(_validate.positive(value, name), name)
+    return validation.scalar(validation.positive(value, name), name)
 
 
 def _level(value, what, names, *, high=np.inf):
@@ -141,8 +141,8 @@ def rdp_epsilon(lam, n, beta, *, rho=1.0, c=1.0, B=B_LOGISTIC):
     >>> float(rdp_epsilon(10.0, 1000, 1e-3))
     20.0
     """
-    lam = _validate.order(lam, "lam")
-    rho = _validate.in_range(rho, "rho", 0.0, 1.0, open_low=True, open_high=False)
+    lam = validation.order(lam, "lam")
+    rho = validation.in_range(rho, "rho", 0.0, 1.0, open_low=True, open_high=False)
     with np.errstate(over="ignore", under="ignore"):
         out = 2 * _pos(c, "c") ** 2 * _pos(B, "B") ** 2 * rho**2 * lam / (_pos(n, "n") * _pos(beta, "beta"))
     return _level(out, "the RDP level", "lam, n, beta, rho, c, B")
@@ -157,7 +157,7 @@ def concentrated_beta(epsilon, lam, n, beta0=BETA0, *, c=1.0, B=B_LOGISTIC):
     0.02
     """
     eps = _pos(epsilon, "epsilon")
-    lam = _validate.order(lam, "lam")
+    lam = validation.order(lam, "lam")
     with np.errstate(over="ignore", under="ignore"):
         out = np.maximum(2 * _pos(c, "c") ** 2 * _pos(B, "B") ** 2 * lam / (_pos(n, "n") * eps),
                          _pos(beta0, "beta0"))
@@ -175,7 +175,7 @@ def diffuse_rho(epsilon, lam, n, beta=BETA0, *, c=1.0, B=B_LOGISTIC):
     0.5
     """
     eps = _pos(epsilon, "epsilon")
-    lam = _validate.order(lam, "lam")
+    lam = validation.order(lam, "lam")
     with np.errstate(over="ignore", under="ignore"):
         ratio = _pos(n, "n") * _pos(beta, "beta") * eps / (2 * _pos(c, "c") ** 2 * _pos(B, "B") ** 2 * lam)
         out = np.minimum(1.0, np.sqrt(ratio))
@@ -203,7 +203,7 @@ def ops_epsilon(beta, rho=1.0, *, c=1.0, factor=4.0):
     over the labels and rows, so the privacy loss is at most
     :math:`2c^2\\rho/\\beta`: ``factor = 2`` is also a valid (tighter) statement.
     """
-    rho = _validate.in_range(rho, "rho", 0.0, 1.0, open_low=True, open_high=False)
+    rho = validation.in_range(rho, "rho", 0.0, 1.0, open_low=True, open_high=False)
     factor = _pos(factor, "factor")
     with np.errstate(over="ignore", under="ignore"):
         out = factor * _pos(c, "c") ** 2 * rho / _pos(beta, "beta")
@@ -225,9 +225,9 @@ def dp_of_rdp_slope(alpha, delta, *, lam_max=1e8):
     minimised over :math:`\\lambda > 1` (a log-spaced grid, then a bounded
     search around its best point).
     """
-    a = _validate.scalar(_pos(alpha, "alpha"), "alpha")
-    d = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
-    lam_max = _validate.scalar(_validate.order(lam_max, "lam_max", strict=True), "lam_max")
+    a = validation.scalar(_pos(alpha, "alpha"), "alpha")
+    d = validation.scalar(validation.open_unit(delta, "delta"), "delta")
+    lam_max = validation.scalar(validation.order(lam_max, "lam_max", strict=True), "lam_max")
     if not np.isfinite(a * (1 + lam_max)):
         raise ValueError(f"alpha * (1 + lam_max) overflows: alpha must be at most "
                          f"{np.finfo(float).max / (1 + lam_max):.3g} with lam_max = {lam_max:g}")
@@ -259,8 +259,8 @@ def rdp_slope_for_dp(epsilon_hat, delta):
     >>> round(dp_of_rdp_slope(a, 1e-5), 9)
     1.0
     """
-    eps = _validate.scalar(_pos(epsilon_hat, "epsilon_hat"), "epsilon_hat")
-    d = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
+    eps = validation.scalar(_pos(epsilon_hat, "epsilon_hat"), "epsilon_hat")
+    d = validation.scalar(validation.open_unit(delta, "delta"), "delta")
     return _rdp_slope_for_dp(float(eps), float(d))
 
 
@@ -275,7 +275,7 @@ def _rdp_slope_for_dp(eps, d):
     if not g(hi) > 0:
         raise ValueError(f"epsilon_hat must be below {dp_of_rdp_slope(np.exp(hi), d):.3g} (at delta={d:g}): "
                          f"a larger level needs a slope beyond the double range; got {eps:g}")
-    return float(np.exp(_validate.brentq(g, lo, hi, f"the RDP slope of epsilon_hat = {eps:g} at delta = {d:g}",
+    return float(np.exp(validation.brentq(g, lo, hi, f"the RDP slope of epsilon_hat = {eps:g} at delta = {d:g}",
                                          xtol=1e-13)))
 
 
@@ -381,8 +381,8 @@ class LogisticSampler(Mechanism):
         self.n, self.beta0, self.c = _scalar(n, "n"), _scalar(beta0, "beta0"), _scalar(c, "c")
         st = self.settings(epsilon, lam, self.n, self.beta0, c=self.c)
         self.beta, self.rho, self.radius = float(st.beta[0]), float(st.rho[0]), float(st.radius[0])
-        self.n_sweeps = _validate.integer(n_sweeps, "n_sweeps")
-        self.mala_steps = _validate.integer(mala_steps, "mala_steps", 0)
+        self.n_sweeps = validation.integer(n_sweeps, "n_sweeps")
+        self.mala_steps = validation.integer(mala_steps, "mala_steps", 0)
 
     def __repr__(self):
         return f"{type(self).__name__}({self.target!r}, n={self.n:g}, beta={self.beta:g}, rho={self.rho:g})"
@@ -411,7 +411,7 @@ class LogisticSampler(Mechanism):
             One entry per target.
         """
         n, beta0, c = (_scalar(v, name) for v, name in ((n, "n"), (beta0, "beta0"), (c, "c")))
-        eps, lam = _validate.broadcast(epsilon=_pos(epsilon, "epsilon"), lam=_validate.order(lam, "lam"))
+        eps, lam = validation.broadcast(epsilon=_pos(epsilon, "epsilon"), lam=validation.order(lam, "lam"))
         eps, lam = eps.ravel(), lam.ravel()
         beta, rho, radius = cls._posterior(eps, lam, n, beta0, c, ops_factor)
         ones = np.ones_like(eps)
@@ -456,7 +456,7 @@ class LogisticSampler(Mechanism):
         if rows != self.n:
             raise ValueError(f"X must have the public number of rows n = {self.n:g} the object was calibrated "
                              f"for; got shape {np.shape(X)}")
-        k = 1 if size is None else _validate.integer(size, "size")
+        k = 1 if size is None else validation.integer(size, "size")
         w = sample(X, y, self.setting, k, self.n_sweeps, rng, mala_steps=self.mala_steps, c=self.c).w[0]
         return w[0] if size is None else w
 
@@ -577,8 +577,8 @@ def _data(X, y):
     Labels may be integers, booleans or floats equal to 0 or 1; anything else
     (2, -1, 0.5, NaN) is refused rather than read as a class.
     """
-    X = _validate.in_range(X, "X", -np.inf, open_low=True)
-    y_arr = _validate._as_float(y, "y") if np.asarray(y).dtype.kind != "b" else np.asarray(y)
+    X = validation.in_range(X, "X", -np.inf, open_low=True)
+    y_arr = validation._as_float(y, "y") if np.asarray(y).dtype.kind != "b" else np.asarray(y)
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1 or y_arr.shape != (X.shape[0],):
         raise ValueError(f"X must have shape (n, d) with n, d >= 1 and y shape (n,); got {X.shape} and {y_arr.shape}")
     if not np.isin(y_arr, (0, 1)).all():
@@ -594,7 +594,7 @@ def _signed(X, y):
 
 def _weights(W, d):
     """``W`` as a finite float array whose last axis has length ``d``."""
-    W = _validate.in_range(W, "W", -np.inf, open_low=True)
+    W = validation.in_range(W, "W", -np.inf, open_low=True)
     if W.ndim < 1 or W.shape[-1] != d:
         raise ValueError(f"W must have shape (..., {d}) (the columns of X); got {W.shape}")
     return W
@@ -803,17 +803,17 @@ def mode(X, y, beta, rho, *, tol=1e-9, max_iter=100):
     Z = _signed(X, y)
     n, d = Z.shape
     beta = np.atleast_1d(_pos(beta, "beta"))
-    rho = np.atleast_1d(_validate.in_range(rho, "rho", 0.0, 1.0, open_low=True, open_high=False))
-    beta, rho = _validate.broadcast(beta=beta, rho=rho)
+    rho = np.atleast_1d(validation.in_range(rho, "rho", 0.0, 1.0, open_low=True, open_high=False))
+    beta, rho = validation.broadcast(beta=beta, rho=rho)
     if beta.ndim != 1:
         raise ValueError(f"beta and rho must be scalars or 1-D (one entry per setting); got shape {beta.shape}")
-    tol = _validate.scalar(_validate.open_unit(tol, "tol"), "tol")
-    max_iter = _validate.integer(max_iter, "max_iter", 1, MAX_NEWTON)
+    tol = validation.scalar(validation.open_unit(tol, "tol"), "tol")
+    max_iter = validation.integer(max_iter, "max_iter", 1, MAX_NEWTON)
     with np.errstate(over="ignore"):
         n_beta_finite = np.all(np.isfinite(n * beta))
     if not n_beta_finite:
         raise ValueError(f"n * beta overflows (n = {n} rows); beta must be at most {np.finfo(float).max / n:.3g}")
-    _validate.cells(beta.size * d * d, "the Hessians (settings x d x d)")
+    validation.cells(beta.size * d * d, "the Hessians (settings x d x d)")
     Z32 = Z.astype(np.float32)
     S = beta.size
     nb = n * beta
@@ -892,14 +892,14 @@ class Samples(NamedTuple):
 def _setting(setting):
     """``(beta, rho, radius)`` of a :class:`Settings`, checked and broadcast to one 1-D shape."""
     if not isinstance(setting, tuple) or len(setting) != 3:
-        raise _validate.ArgumentTypeError(f"setting must be a Settings (beta, rho, radius); got "
+        raise validation.ArgumentTypeError(f"setting must be a Settings (beta, rho, radius); got "
                                           f"{type(setting).__name__} {setting!r:.60}")
     beta = np.atleast_1d(_pos(setting[0], "setting.beta"))
-    rho = np.atleast_1d(_validate.in_range(setting[1], "setting.rho", 0.0, 1.0, open_low=True, open_high=False))
-    radius = np.atleast_1d(_validate._as_float(setting[2], "setting.radius"))
+    rho = np.atleast_1d(validation.in_range(setting[1], "setting.rho", 0.0, 1.0, open_low=True, open_high=False))
+    radius = np.atleast_1d(validation._as_float(setting[2], "setting.radius"))
     if not np.all(radius > 0):  # NaN fails too; inf (no truncation) is allowed
         raise ValueError("setting.radius must be in (0, inf] (inf: no truncation)")
-    beta, rho, radius = _validate.broadcast(**{"setting.beta": beta, "setting.rho": rho, "setting.radius": radius})
+    beta, rho, radius = validation.broadcast(**{"setting.beta": beta, "setting.rho": rho, "setting.radius": radius})
     if beta.ndim != 1 or beta.size == 0:
         raise ValueError(f"setting's fields must be 1-D with one entry per setting; got shape {beta.shape}")
     return beta, rho, radius
@@ -908,10 +908,10 @@ def _setting(setting):
 def _mode_cache(mode_cache, S, d):
     """``(w_hat, hessian)`` of shapes (S, d) and (S, d, d), finite."""
     if not isinstance(mode_cache, tuple) or len(mode_cache) != 2:
-        raise _validate.ArgumentTypeError(f"mode_cache must be the pair (w_hat, hessian) of mode(); got "
+        raise validation.ArgumentTypeError(f"mode_cache must be the pair (w_hat, hessian) of mode(); got "
                                           f"{type(mode_cache).__name__}")
-    w_hat = _validate.in_range(mode_cache[0], "mode_cache w_hat", -np.inf, open_low=True)
-    H = _validate.in_range(mode_cache[1], "mode_cache hessian", -np.inf, open_low=True)
+    w_hat = validation.in_range(mode_cache[0], "mode_cache w_hat", -np.inf, open_low=True)
+    H = validation.in_range(mode_cache[1], "mode_cache hessian", -np.inf, open_low=True)
     if w_hat.shape != (S, d) or H.shape != (S, d, d):
         raise ValueError(f"mode_cache must hold arrays of shapes ({S}, {d}) and ({S}, {d}, {d}) (the settings and "
                          f"the columns of X); got {w_hat.shape} and {H.shape}")
@@ -974,13 +974,13 @@ def sample(X, y, setting: Settings, n_chains, n_sweeps, rng=None, *, mala_steps=
         (times sweeps and kernel steps), and when Newton's method does not converge
         (:func:`mode`).
     """
-    rng = _validate.generator(rng)
-    K = _validate.integer(n_chains, "n_chains")
-    T = _validate.integer(n_sweeps, "n_sweeps")
-    mala_steps = _validate.integer(mala_steps, "mala_steps", 0)
-    h = _validate.scalar(_pos(mala_step, "mala_step"), "mala_step")
+    rng = validation.generator(rng)
+    K = validation.integer(n_chains, "n_chains")
+    T = validation.integer(n_sweeps, "n_sweeps")
+    mala_steps = validation.integer(mala_steps, "mala_steps", 0)
+    h = validation.scalar(_pos(mala_step, "mala_step"), "mala_step")
     if not isinstance(independence, (bool, np.bool_)):
-        raise _validate.ArgumentTypeError(f"independence must be a bool; got {type(independence).__name__}")
+        raise validation.ArgumentTypeError(f"independence must be a bool; got {type(independence).__name__}")
     Z = _signed(X, y)
     n, d = Z.shape
     c = _scalar(c, "c")
@@ -991,20 +991,20 @@ def sample(X, y, setting: Settings, n_chains, n_sweeps, rng=None, *, mala_steps=
                          f"privacy statement rests); row {i} has norm {norms[i]:.6g}")
     beta, rho, radius = _setting(setting)
     S = beta.size
-    if S * K > _validate.MAX_CELLS // d or n * S * K > MAX_MARGINS:
+    if S * K > validation.MAX_CELLS // d or n * S * K > MAX_MARGINS:
         raise ValueError(f"n_chains = {K} for {S} settings of {n} rows and {d} columns would need {n * S * K} "
-                         f"margins; at most {MAX_MARGINS} (and {_validate.MAX_CELLS} chain coordinates) are allowed")
+                         f"margins; at most {MAX_MARGINS} (and {validation.MAX_CELLS} chain coordinates) are allowed")
     work = n * S * K * T * (int(bool(independence)) + mala_steps)
     if work > MAX_SAMPLER_WORK:
         raise ValueError(f"n_sweeps = {T} with mala_steps = {mala_steps} would evaluate {work:.3g} margins; at most "
                          f"{MAX_SAMPLER_WORK:.0e} are allowed")
-    thin = _validate.integer(thin, "thin")
+    thin = validation.integer(thin, "thin")
     if probe is not None:
-        probe = _validate.in_range(probe, "probe", -np.inf, open_low=True)
+        probe = validation.in_range(probe, "probe", -np.inf, open_low=True)
         if probe.ndim not in (1, 2) or probe.shape[0] != d:
             raise ValueError(f"probe must have shape ({d},) or ({d}, p); got {probe.shape}")
-        thin = _validate.integer(thin, "thin", 1, T)
-        _validate.cells(S * K * (T // thin) * (probe.shape[1] if probe.ndim == 2 else 1), "the trace")
+        thin = validation.integer(thin, "thin", 1, T)
+        validation.cells(S * K * (T // thin) * (probe.shape[1] if probe.ndim == 2 else 1), "the trace")
     n_beta = n * beta
     if mode_cache is None:
         w_hat, H = mode(X, y, beta, rho)

@@ -49,7 +49,7 @@ import math
 
 import numpy as np
 
-from lib import _validate
+from lib import validation
 from lib.mechanisms.dirichlet import divergence as _div
 from lib.privacy.accounting import dp_to_rdp, min_order
 from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
@@ -86,12 +86,12 @@ KINDS = ("diffused", "concentrated")
 
 def _prior(prior, d=None):
     """The prior pseudo-counts as a vector of length ``d`` (a scalar is repeated)."""
-    a = _validate.positive(prior, "prior")
+    a = validation.positive(prior, "prior")
     if a.ndim == 0:
         if d is None:
             raise ValueError("a scalar prior needs the number of cells d")
-        return np.full(_validate.cells(_validate.integer(d, "d", 2), "d"), float(a))
-    if a.ndim != 1 or a.size < 2 or (d is not None and a.size != _validate.integer(d, "d", 2)):
+        return np.full(validation.cells(validation.integer(d, "d", 2), "d"), float(a))
+    if a.ndim != 1 or a.size < 2 or (d is not None and a.size != validation.integer(d, "d", 2)):
         raise ValueError(f"prior must be a scalar or a vector of length d >= 2; got shape {a.shape}"
                          + ("" if d is None else f" with d = {d}"))
     return a
@@ -130,7 +130,7 @@ _NO_INDEX = object()
 def _spec(spec, index=_NO_INDEX):
     """``(shapes, n_total)`` of a :class:`lib.mechanisms.protocol.ReleaseSpec` (and ``shapes[index]``), checked."""
     if not isinstance(spec, ReleaseSpec):
-        raise _validate.ArgumentTypeError(f"spec must be a lib.mechanisms.protocol.ReleaseSpec; got {type(spec).__name__}")
+        raise validation.ArgumentTypeError(f"spec must be a lib.mechanisms.protocol.ReleaseSpec; got {type(spec).__name__}")
     shapes = tuple(spec.shapes) if isinstance(spec.shapes, (tuple, list)) else None
     if not shapes:
         raise ValueError(f"spec.shapes must be a non-empty sequence of (rows, d); got {spec.shapes!r:.60}")
@@ -138,12 +138,12 @@ def _spec(spec, index=_NO_INDEX):
     for k, shape in enumerate(shapes):
         if not isinstance(shape, (tuple, list)) or len(shape) != 2:
             raise ValueError(f"spec.shapes[{k}] must be a pair (rows, d); got {shape!r:.60}")
-        checked.append((_validate.integer(shape[0], f"spec.shapes[{k}] rows"),
-                        _validate.integer(shape[1], f"spec.shapes[{k}] d", 2)))
-    n_total = _validate.integer(spec.n_total, "spec.n_total")
+        checked.append((validation.integer(shape[0], f"spec.shapes[{k}] rows"),
+                        validation.integer(shape[1], f"spec.shapes[{k}] d", 2)))
+    n_total = validation.integer(spec.n_total, "spec.n_total")
     if index is _NO_INDEX:
         return tuple(checked), n_total
-    index = _validate.integer(index, "index", 0, len(checked) - 1)
+    index = validation.integer(index, "index", 0, len(checked) - 1)
     return tuple(checked), n_total, checked[index]
 
 
@@ -156,11 +156,11 @@ def _beta(x, y):
 
 def _change_inputs(scale, lam, **named):
     """Validated ``scale`` (positive), ``lam`` (order above 1) and named arrays (``name=(value, positive)``)."""
-    out = {name: (_validate.positive(v, name) if pos else _validate.nonnegative(v, name))
+    out = {name: (validation.positive(v, name) if pos else validation.nonnegative(v, name))
            for name, (v, pos) in named.items()}
-    out["scale"] = _validate.positive(scale, "scale")
-    out["lam"] = _validate.order(lam, "lam", strict=True)
-    _validate.broadcast(**out)
+    out["scale"] = validation.positive(scale, "scale")
+    out["lam"] = validation.order(lam, "lam", strict=True)
+    validation.broadcast(**out)
     return out
 
 
@@ -242,7 +242,7 @@ def _pairs(base):
     """
     values, counts = np.unique(base, return_counts=True)
     k = values.size
-    _validate.cells(k * k, "the ordered pairs of distinct prior values", MAX_CANDIDATE_CELLS,
+    validation.cells(k * k, "the ordered pairs of distinct prior values", MAX_CANDIDATE_CELLS,
                     f" ({k} distinct values)")
     same = np.eye(k, dtype=bool)
     i, j = np.nonzero(~same | (same & (counts > 1)[:, None]))
@@ -307,7 +307,7 @@ def _evaluate(cand, scale, lam, kind):
                 u.append(np.stack([x, rest], -1))
                 v.append(np.stack([x + sign * step, rest], -1))
     lead = np.shape(scale)
-    _validate.cells(cand.size * max(int(np.prod(lead)), 1), "the candidate pairs times the scales and orders",
+    validation.cells(cand.size * max(int(np.prod(lead)), 1), "the candidate pairs times the scales and orders",
                     MAX_CANDIDATE_CELLS)
     u, v = (np.concatenate([np.broadcast_to(x, lead + x.shape[-2:]) for x in z], axis=-2) for z in (u, v))
     _finite(u, v, names="prior, scale, n_total")
@@ -561,12 +561,12 @@ def _setting(prior, d, value, name, lam, n_total, rows, kind):
     ``(prior, value, lam, n_total, rows, kind)`` with ``value`` (a scale or a target
     :math:`\\varepsilon`, positive, called ``name`` in errors) and ``lam`` broadcast together."""
     a = _prior(prior, d)
-    value = _validate.positive(value, name)
-    lam = _validate.order(lam, "lam", strict=True)
-    N = _validate.integer(n_total, "n_total")
-    rows = _validate.integer(rows, "rows")
+    value = validation.positive(value, name)
+    lam = validation.order(lam, "lam", strict=True)
+    N = validation.integer(n_total, "n_total")
+    rows = validation.integer(rows, "rows")
     kind = _kind(kind)
-    value, lam = _validate.broadcast(**{name: value, "lam": lam})
+    value, lam = validation.broadcast(**{name: value, "lam": lam})
     return a, value, lam, N, rows, kind
 
 
@@ -633,7 +633,7 @@ def critical_order(prior, scale, *, kind="diffused"):
     :math:`w_j = b_j - (\\lambda - 1)s` in eq. (16), which must be positive.
     """
     a = _prior(prior, 2) if np.ndim(prior) == 0 else _prior(prior)
-    scale = _validate.positive(scale, "scale")
+    scale = validation.positive(scale, "scale")
     _kind(kind)
     with np.errstate(over="ignore"):
         out = 1 + a.min() / scale
@@ -659,14 +659,14 @@ def geumlek_bound(prior, scale, lam, n, *, kind="diffused", scale_corners=True):
     Returns ``inf`` where some :math:`\\eta_Q` is not normalisable.
     """
     a = _prior(prior)
-    scale = _validate.scalar(_validate.positive(scale, "scale"), "scale")
-    lam = _validate.order(lam, "lam", strict=True)
-    n = _validate.integer(n, "n")
+    scale = validation.scalar(validation.positive(scale, "scale"), "scale")
+    lam = validation.order(lam, "lam", strict=True)
+    n = validation.integer(n, "n")
     kind = _kind(kind)
     d = a.size
-    _validate.cells(d * d * (d - 1), "geumlek_bound's d * d(d - 1) corner pairs", MAX_BOUND_PAIRS,
+    validation.cells(d * d * (d - 1), "geumlek_bound's d * d(d - 1) corner pairs", MAX_BOUND_PAIRS,
                     f" (a prior of d = {d} cells; d <= 63)")
-    _validate.cells(d * d * (d - 1) * max(lam.size, 1), "one corner's pairs times the orders", MAX_CANDIDATE_CELLS)
+    validation.cells(d * d * (d - 1) * max(lam.size, 1), "one corner's pairs times the orders", MAX_CANDIDATE_CELLS)
     base, s = (a, scale) if kind == "diffused" else (a / scale, 1.0)
     corner_mass = s * n if (kind != "diffused" or scale_corners) else n
     eye = np.eye(d)
@@ -701,10 +701,10 @@ def brute_force_worst_case(prior, scale, lam, n_total, *, rows=1, kind="diffused
     tables (a ValueError beyond).
     """
     a = _prior(prior, d)
-    lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
-    scale = _validate.scalar(_validate.positive(scale, "scale"), "scale")
-    N = _validate.integer(n_total, "n_total")
-    rows = _validate.integer(rows, "rows")
+    lam = validation.scalar(validation.order(lam, "lam", strict=True), "lam")
+    scale = validation.scalar(validation.positive(scale, "scale"), "scale")
+    N = validation.integer(n_total, "n_total")
+    rows = validation.integer(rows, "rows")
     kind = _kind(kind)
     d = a.size
     n_tables = math.comb(N + rows * d - 1, rows * d - 1)
@@ -764,7 +764,7 @@ def calibrate_scale(epsilon, lam, prior, n_total, *, rows=1, d=None, kind="diffu
     eps, L = epsilon.ravel(), lam.ravel()
 
     cand = _Candidates(a, N, rows)
-    _validate.cells(cand.size * max(eps.size, 1), "the candidate pairs times the targets", MAX_CANDIDATE_CELLS)
+    validation.cells(cand.size * max(eps.size, 1), "the candidate pairs times the targets", MAX_CANDIDATE_CELLS)
 
     out = _search([cand], np.zeros(eps.size, int), eps, L, kind).reshape(shape)
     return out[()]
@@ -792,7 +792,7 @@ def _calibrate_shapes(epsilon, lam, prior, n_total, shapes, kind, *, best_of=Non
     for rows, d in shapes:
         a, eps, lams, N, rows, kind = _setting(prior, d, epsilon, "epsilon", lam, n_total, rows, kind)
         cand = _Candidates(a, N, rows)
-        _validate.cells(cand.size * max(eps.size, 1), "the candidate pairs times the targets", MAX_CANDIDATE_CELLS)
+        validation.cells(cand.size * max(eps.size, 1), "the candidate pairs times the targets", MAX_CANDIDATE_CELLS)
         sets.append(cand)
         arrays = eps.shape, eps.ravel(), lams.ravel()
     shape, eps, L = arrays
@@ -883,19 +883,19 @@ class _PosteriorSampler(Mechanism):
     prior = DEFAULT_PRIOR
 
     def __init__(self, scale, prior=DEFAULT_PRIOR, *, lam=None, epsilon=None, rows=1, n_total=None, d=None):
-        self.scale = _validate.scalar(_validate.in_range(scale, "scale", 0.0, 1.0, open_low=True,
+        self.scale = validation.scalar(validation.in_range(scale, "scale", 0.0, 1.0, open_low=True,
                                                          open_high=False), "scale")
-        prior = _validate.positive(prior, "prior")
+        prior = validation.positive(prior, "prior")
         if prior.ndim > 1 or (prior.ndim == 1 and prior.size < 2):
             raise ValueError(f"prior must be a scalar or a vector of length d >= 2; got shape {prior.shape}")
         if d is not None:
-            d = _validate.integer(d, "d", 2)
+            d = validation.integer(d, "d", 2)
             if prior.ndim == 1 and prior.size != d:
                 raise ValueError(f"prior has {prior.size} entries but d = {d}")
         elif prior.ndim == 1:
             d = prior.size
         self.prior_value, self.d = prior, d
-        self.rows = _validate.integer(rows, "rows")
+        self.rows = validation.integer(rows, "rows")
         given = [name for name, v in (("lam", lam), ("epsilon", epsilon), ("n_total", n_total)) if v is not None]
         if not given:
             self.lam = self.epsilon = self.n_total = None
@@ -905,9 +905,9 @@ class _PosteriorSampler(Mechanism):
         if d is None:
             raise ValueError("d (the cells of each released vector) is needed to state a guarantee: the worst case "
                              "depends on it; pass d, or a prior vector of length d")
-        self.lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
-        self.epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
-        self.n_total = _validate.integer(n_total, "n_total")
+        self.lam = validation.scalar(validation.order(lam, "lam", strict=True), "lam")
+        self.epsilon = validation.scalar(validation.positive(epsilon, "epsilon"), "epsilon")
+        self.n_total = validation.integer(n_total, "n_total")
         spent = self.guarantee.curve(self.lam)
         if not spent <= self.epsilon:
             raise ValueError(f"{type(self).__name__}({'r' if self.kind == 'diffused' else 'm'}={self.scale:.6g}) is "
@@ -916,7 +916,7 @@ class _PosteriorSampler(Mechanism):
 
     def base_and_step(self, d):
         """The base :math:`b` (length ``d``) and the data scale :math:`s` of the release."""
-        d = _validate.integer(d, "d", 2)
+        d = validation.integer(d, "d", 2)
         if self.d is not None and d != self.d:
             raise ValueError(f"d must be {self.d} (the object's dimension); got {d}")
         a = np.broadcast_to(self.prior_value, (d,)).astype(float)
@@ -925,7 +925,7 @@ class _PosteriorSampler(Mechanism):
 
     def concentration(self, counts):
         """The Dirichlet parameters :math:`b + s c` (finite: an overflow is a ValueError)."""
-        counts = _validate.vectors(counts, "counts", positive_entries=False)
+        counts = validation.vectors(counts, "counts", positive_entries=False)
         if self.d is not None and counts.shape[-1] != self.d:
             raise ValueError(f"counts must have d = {self.d} entries along the last axis; got shape {counts.shape}")
         b, s = self.base_and_step(counts.shape[-1])
@@ -938,7 +938,7 @@ class _PosteriorSampler(Mechanism):
 
     def _covered(self, counts):
         """A ValueError unless ``counts`` are tables that the stated guarantee covers (class notes)."""
-        counts = _validate.vectors(counts, "counts", positive_entries=False)
+        counts = validation.vectors(counts, "counts", positive_entries=False)
         if self.lam is None:
             return
         if self.rows > 1 and (counts.ndim < 2 or counts.shape[-2] != self.rows):
@@ -961,7 +961,7 @@ class _PosteriorSampler(Mechanism):
 
         An object that states a guarantee refuses tables it does not cover (class notes).
         """
-        rng = _validate.generator(rng)
+        rng = validation.generator(rng)
         if self.lam is not None:
             self._covered(counts)
         y = rng.standard_gamma(self.concentration(counts))
@@ -1061,7 +1061,7 @@ class _PosteriorSampler(Mechanism):
     @classmethod
     def _renyi_release(cls, target, spec, index):
         """The largest scale whose exact worst case over release ``index``'s neighbours is the share's level."""
-        epsilon = _validate.scalar(_validate.positive(target.epsilon, "epsilon"), "epsilon")
+        epsilon = validation.scalar(validation.positive(target.epsilon, "epsilon"), "epsilon")
         lam = target.lam
         _, n_total, (rows, d) = _spec(spec, index)
         scale = calibrate_scale(epsilon, lam, cls.prior, n_total, rows=rows, d=d, kind=cls.kind)
@@ -1080,7 +1080,7 @@ class _PosteriorSampler(Mechanism):
             return [cls._calibrate_renyi(t, spec, cache) for t in targets]
         (lam,) = lams
         spec_shapes, n_total = _spec(spec)
-        per = np.array([_validate.scalar(_validate.positive(t.split(len(spec_shapes)).epsilon, "epsilon"), "epsilon")
+        per = np.array([validation.scalar(validation.positive(t.split(len(spec_shapes)).epsilon, "epsilon"), "epsilon")
                         for t in targets])
         shapes = sorted(set(spec_shapes))
         scales = {sh: np.atleast_1d(s) for sh, s in
@@ -1129,7 +1129,7 @@ class _PosteriorSampler(Mechanism):
         n_orders, found = cls.n_orders, {}
         eps_hats = [t.epsilon for t in targets]
         try:
-            dl = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
+            dl = validation.scalar(validation.open_unit(delta, "delta"), "delta")
             spec_shapes, n_total = _spec(spec)
             shapes = sorted(set(spec_shapes))
             grids = {}
@@ -1161,12 +1161,12 @@ class _PosteriorSampler(Mechanism):
     @classmethod
     def _calibrate_dp(cls, epsilon_hat, delta, spec, cache, n_orders, found):
         """:meth:`_calibrate_approximate`; ``found``: the scales of its search, computed with other targets' (or None)."""
-        epsilon_hat = _validate.scalar(_validate.positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
-        delta = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
+        epsilon_hat = validation.scalar(validation.positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
+        delta = validation.scalar(validation.open_unit(delta, "delta"), "delta")
         spec_shapes, n_total = _spec(spec)
-        n_orders = _validate.integer(n_orders, "n_orders", 1, MAX_ORDERS)
+        n_orders = validation.integer(n_orders, "n_orders", 1, MAX_ORDERS)
         if cache is not None and not isinstance(cache, collections.abc.MutableMapping):
-            raise _validate.ArgumentTypeError(f"cache must be None or a dict; got {type(cache).__name__}")
+            raise validation.ArgumentTypeError(f"cache must be None or a dict; got {type(cache).__name__}")
         key = cls._dp_key(epsilon_hat, delta, spec)
         if cache is not None and key in cache:
             return cache[key]
@@ -1254,7 +1254,7 @@ class TruePosterior(_PosteriorSampler):
     @classmethod
     def _renyi_release(cls, target, spec, index):
         """The true posterior if its exact worst case meets the share; a ValueError otherwise."""
-        epsilon = _validate.scalar(_validate.positive(target.epsilon, "epsilon"), "epsilon")
+        epsilon = validation.scalar(validation.positive(target.epsilon, "epsilon"), "epsilon")
         lam = target.lam
         _, n_total, (rows, d) = _spec(spec, index)
         spent = worst_case(cls.prior, 1.0, lam, n_total, rows=rows, d=d)
@@ -1276,9 +1276,9 @@ def gaussian_sigma(epsilon, lam, sensitivity=1.0, *, printed=False):
     print :math:`\\lambda\\Delta^2/\\sigma^2` (``printed=True``), a factor 2 in
     :math:`\\varepsilon`, :math:`\\sqrt2` in :math:`\\sigma`.
     """
-    epsilon = _validate.positive(epsilon, "epsilon")
-    lam = _validate.order(lam, "lam")
-    sensitivity = _validate.positive(sensitivity, "sensitivity")
+    epsilon = validation.positive(epsilon, "epsilon")
+    lam = validation.order(lam, "lam")
+    sensitivity = validation.positive(sensitivity, "sensitivity")
     with np.errstate(over="ignore"):
         sigma = sensitivity * np.sqrt(lam / ((1 if printed else 2) * epsilon))
     if not np.all(np.isfinite(sigma)):
@@ -1288,10 +1288,10 @@ def gaussian_sigma(epsilon, lam, sensitivity=1.0, *, printed=False):
 
 def _trials(successes, n, *, scalar=False):
     """``(successes, n)``: ``n`` an integer >= 1, ``successes`` real in [0, n] (a scalar if ``scalar``)."""
-    n = _validate.integer(n, "n")
-    successes = _validate.in_range(successes, "successes", 0.0, float(n), open_low=False, open_high=False)
+    n = validation.integer(n, "n")
+    successes = validation.in_range(successes, "successes", 0.0, float(n), open_low=False, open_high=False)
     if scalar:
-        successes = _validate.scalar(successes, "successes")
+        successes = validation.scalar(successes, "successes")
     return successes, n
 
 
@@ -1301,10 +1301,10 @@ def _size(size):
         return None
     shape = (size,) if isinstance(size, (int, np.integer)) and not isinstance(size, (bool, np.bool_)) else size
     if not isinstance(shape, tuple):
-        raise _validate.ArgumentTypeError(f"size must be None, an integer or a tuple of integers; got "
+        raise validation.ArgumentTypeError(f"size must be None, an integer or a tuple of integers; got "
                                           f"{type(size).__name__}")
-    shape = tuple(_validate.integer(k, "size", 0) for k in shape)
-    _validate.cells(math.prod(shape), "size")
+    shape = tuple(validation.integer(k, "size", 0) for k in shape)
+    validation.cells(math.prod(shape), "size")
     return size
 
 
@@ -1317,13 +1317,13 @@ def gaussian_posterior_params(successes, n, prior, sigma, rng, size):
     """
     successes, n = _trials(successes, n)
     a0, b0 = _prior(prior, 2)
-    sigma = _validate.scalar(_validate.positive(sigma, "sigma"), "sigma")
+    sigma = validation.scalar(validation.positive(sigma, "sigma"), "sigma")
     size = _size(size)
     try:
         np.broadcast_shapes(successes.shape, () if size is None else tuple(np.atleast_1d(size).tolist()))
     except ValueError as exc:
         raise ValueError(f"successes of shape {successes.shape} does not broadcast against size {size!r}") from exc
-    rng = _validate.generator(rng)
+    rng = validation.generator(rng)
     noisy = np.clip(successes + sigma * rng.standard_normal(size), 0, n)
     return np.stack([a0 + noisy, b0 + n - noisy], axis=-1)
 
@@ -1356,9 +1356,9 @@ def gaussian_posterior_kl(successes, n, prior, sigma, *, nodes=400):
 
     successes, n = _trials(successes, n, scalar=True)
     a0, b0 = _prior(prior, 2)
-    sigma = _validate.scalar(_validate.positive(sigma, "sigma"), "sigma")
+    sigma = validation.scalar(validation.positive(sigma, "sigma"), "sigma")
     post = stats.beta(a0 + successes, b0 + n - successes)
-    x, wx = _legendre(_validate.integer(nodes, "nodes", 8, MAX_NODES))
+    x, wx = _legendre(validation.integer(nodes, "nodes", 8, MAX_NODES))
     lo, hi = post.ppf(1e-13), post.isf(1e-13)
     theta, w_theta = (hi - lo) / 2 * x + (hi + lo) / 2, (hi - lo) / 2 * wx
     s_lo, s_hi = max(0.0, successes - 12 * sigma), min(float(n), successes + 12 * sigma)

@@ -56,7 +56,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from lib import _validate
+from lib import validation
 from lib.privacy.accounting import dp_to_rdp, search_order
 from lib.privacy.guarantees import (ApproximateDP, Guarantee, NotPrivate, PureDP, RenyiDP, ZeroConcentratedDP,
                                     compose)
@@ -111,7 +111,7 @@ class ReleaseSpec(NamedTuple):
             if t.ndim not in (1, 2) or t.shape[-1] < 2:
                 raise ValueError(f"every table must have shape (d,) or (rows, d) with d >= 2; got {t.shape}")
             shapes.append((1, t.shape[0]) if t.ndim == 1 else (t.shape[0], t.shape[1]))
-        return cls(tuple(shapes), int(_validate.integer(n_total, "n_total")))
+        return cls(tuple(shapes), int(validation.integer(n_total, "n_total")))
 
     @property
     def n_releases(self) -> int:

@@ -53,7 +53,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from lib import _validate
+from lib import validation
 
 #: Tail exponent of the admissible density of NRS used here: gamma = 2 is the Cauchy.
 GAMMA = 2.0
@@ -69,8 +69,8 @@ _TINY = float(np.finfo(float).tiny)
 
 def _bounds(lower, upper):
     """Scalar bounds ``lower < upper`` whose width ``upper - lower`` is a finite double."""
-    lower = _validate.scalar(_validate.in_range(lower, "lower", -np.inf, np.inf, open_low=True), "lower")
-    upper = _validate.scalar(_validate.in_range(upper, "upper", -np.inf, np.inf, open_low=True), "upper")
+    lower = validation.scalar(validation.in_range(lower, "lower", -np.inf, np.inf, open_low=True), "lower")
+    upper = validation.scalar(validation.in_range(upper, "upper", -np.inf, np.inf, open_low=True), "upper")
     if not upper > lower:
         raise ValueError(f"upper must exceed lower; got lower={lower:g}, upper={upper:g}")
     width = upper - lower
@@ -82,7 +82,7 @@ def _bounds(lower, upper):
 def _sample(x, lower, upper):
     """Sorted float sample and scalar bounds, validated."""
     lower, upper, _ = _bounds(lower, upper)
-    x = _validate.in_range(x, "x", lower, upper, open_low=False, open_high=False)
+    x = validation.in_range(x, "x", lower, upper, open_low=False, open_high=False)
     if x.ndim != 1 or x.size < 2:
         raise ValueError(f"x must be a 1-D sample of at least 2 values; got shape {x.shape}")
     return _sorted(x), lower, upper
@@ -131,7 +131,7 @@ def _positive(value, what: str, lower, upper):
 
 
 def _beta(beta):
-    return _validate.scalar(_validate.positive(beta, "beta"), "beta")
+    return validation.scalar(validation.positive(beta, "beta"), "beta")
 
 
 def fingerprint(kind: str, x, lower, upper, *options) -> str:
@@ -231,8 +231,8 @@ def cauchy_privacy_loss(slide, dilation):
     >>> round(float(cauchy_privacy_loss(1/6, 1/6)), 6)  # Theorem 2 at epsilon = 1
     0.333141
     """
-    s = _validate.nonnegative(slide, "slide")
-    b = _validate.nonnegative(dilation, "dilation")
+    s = validation.nonnegative(slide, "slide")
+    b = validation.nonnegative(dilation, "dilation")
     return 2.0 * np.arcsinh(s / 2.0) + b
 
 
@@ -302,8 +302,8 @@ def cauchy_exact_loss(slide, dilation):
     >>> round(cauchy_exact_loss(1/6, 1/6), 6)   # Theorem 2 at epsilon = 1: under a quarter of the budget
     0.226135
     """
-    s = _validate.scalar(_validate.nonnegative(slide, "slide"), "slide")
-    b = _validate.scalar(_validate.nonnegative(dilation, "dilation"), "dilation")
+    s = validation.scalar(validation.nonnegative(slide, "slide"), "slide")
+    b = validation.scalar(validation.nonnegative(dilation, "dilation"), "dilation")
     if not (np.isfinite(s) and np.isfinite(b)):
         raise ValueError(f"slide and dilation must be finite; got slide={s:g}, dilation={b:g}")
     return _exact_loss(float(s), float(b))
@@ -364,7 +364,7 @@ def calibrate(epsilon, rule: str = "theorem2"):
     >>> calibrate(3.0)
     (0.5, 2.0)
     """
-    epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
+    epsilon = validation.scalar(validation.positive(epsilon, "epsilon"), "epsilon")
     if rule not in RULES:
         raise ValueError(f"rule must be one of {RULES}; got {rule!r}")
     beta = epsilon / (2.0 * (GAMMA + 1.0))
@@ -392,7 +392,7 @@ def global_sensitivity_mean(n, lower, upper):
         If ``upper <= lower``, a bound is not finite, or the result is not a
         positive normal double (a width so small that the sensitivity underflows).
     """
-    n = _validate.integer(n, "n", 1)
+    n = validation.integer(n, "n", 1)
     lower, upper, width = _bounds(lower, upper)
     return float(_positive(width / n, "the global sensitivity of the mean", lower, upper))
 
@@ -437,10 +437,10 @@ def _smooth_mean(x, lower, upper, beta):
 # ------------------------------------------------------------------ trimmed mean
 def trimmed_mean(x, m):
     """Mean of the sorted sample without its ``m`` smallest and ``m`` largest values (Definition 4.1)."""
-    x = _validate.in_range(x, "x", -np.inf, np.inf, open_low=True)
+    x = validation.in_range(x, "x", -np.inf, np.inf, open_low=True)
     if x.ndim != 1 or x.size < 1:
         raise ValueError(f"x must be a non-empty 1-D sample; got shape {x.shape}")
-    m = _validate.integer(m, "m", 0)
+    m = validation.integer(m, "m", 0)
     if 2 * m >= x.size:
         raise ValueError(f"m must be below n/2 = {x.size / 2:g}; got {m}")
     return float(_sorted(x)[m:x.size - m].mean())
@@ -476,12 +476,12 @@ def trimmed_mean_sensitivity_at_distance(x, lower, upper, m, k):
     """
     x, lower, upper = _sample(x, lower, upper)
     n = x.size
-    m = _validate.integer(m, "m", 0)
+    m = validation.integer(m, "m", 0)
     if 2 * m >= n:
         raise ValueError(f"m must be below n/2 = {n / 2:g}; got {m}")
     k = np.atleast_1d(np.asarray(k))
     if k.dtype.kind not in "iu":
-        raise _validate.ArgumentTypeError(f"k must hold non-negative integers; got dtype {k.dtype}")
+        raise validation.ArgumentTypeError(f"k must hold non-negative integers; got dtype {k.dtype}")
     if k.size == 0 or k.min() < 0:
         raise ValueError("k must hold at least one distance, every one a non-negative integer")
     kc = np.minimum(k, 2 * m + 1).astype(np.int64)   # A^(k) is constant from k = 2m + 1 on
@@ -536,7 +536,7 @@ def smooth_sensitivity_trimmed_mean(x, lower, upper, m, beta):
     """
     beta = _beta(beta)
     x, lower, upper = _sample(x, lower, upper)
-    ks = np.arange(2 * _validate.integer(m, "m", 0) + 2)
+    ks = np.arange(2 * validation.integer(m, "m", 0) + 2)
     a = trimmed_mean_sensitivity_at_distance(x, lower, upper, m, ks)
     return float(_positive(np.max(np.exp(-beta * ks) * a), "the smooth sensitivity of the trimmed mean",
                            lower, upper))
@@ -556,7 +556,7 @@ def global_sensitivity_std(n, lower, upper):
         If ``upper <= lower``, a bound is not finite, or the result is not a
         positive normal double.
     """
-    n = _validate.integer(n, "n", 2)
+    n = validation.integer(n, "n", 2)
     lower, upper, width = _bounds(lower, upper)
     return float(_positive(width * (np.sqrt(n - 1.0) / n), "the global sensitivity of the standard deviation",
                            lower, upper))
@@ -648,14 +648,14 @@ def min_ssd_windows(x, sizes):
     -------
     ndarray, shape (len(sizes),)
     """
-    x = _validate.in_range(x, "x", -np.inf, np.inf, open_low=True)
+    x = validation.in_range(x, "x", -np.inf, np.inf, open_low=True)
     if x.ndim != 1 or x.size < 1:
         raise ValueError(f"x must be a non-empty 1-D sample; got shape {x.shape}")
     if np.any(np.diff(x) < 0):
         raise ValueError("x must be sorted in increasing order")
     sizes = np.atleast_1d(np.asarray(sizes))
     if sizes.dtype.kind not in "iu" or sizes.ndim != 1:
-        raise _validate.ArgumentTypeError(f"sizes must be a 1-D array of integers; got {sizes.dtype} {sizes.shape}")
+        raise validation.ArgumentTypeError(f"sizes must be a 1-D array of integers; got {sizes.dtype} {sizes.shape}")
     if sizes.size and (sizes.min() < 1 or sizes.max() > x.size):
         raise ValueError(f"sizes must be window sizes in [1, {x.size}]; got {sizes.min()} .. {sizes.max()}")
     return _min_ssd_windows(x, sizes.astype(np.int64))
@@ -726,9 +726,9 @@ def std_sensitivity_bound(n, lower, upper, ssd):
     -------
     ndarray
     """
-    n = _validate.integer(n, "n", 2)
+    n = validation.integer(n, "n", 2)
     lower, upper, width = _bounds(lower, upper)
-    ssd = _validate.nonnegative(ssd, "ssd")
+    ssd = validation.nonnegative(ssd, "ssd")
     with np.errstate(over="ignore"):
         unit = _h_unit(n, ssd / width / width)
     return _positive(width * unit, "the bound h(ssd) on the sensitivity of the standard deviation", lower, upper)
@@ -760,12 +760,12 @@ def _at_distance_windows(windows, ks, resolution):
 
 
 def _resolution(resolution):
-    return None if resolution is None else _validate.integer(resolution, "resolution", 1)
+    return None if resolution is None else validation.integer(resolution, "resolution", 1)
 
 
 def _last(n, max_distance):
     """:math:`K` of :func:`smooth_sensitivity_std`: ``max_distance`` capped at ``n`` (None is ``n``)."""
-    return n if max_distance is None else min(n, _validate.integer(max_distance, "max_distance", 0))
+    return n if max_distance is None else min(n, validation.integer(max_distance, "max_distance", 0))
 
 
 def std_profile_key(x, lower, upper, *, resolution: int | None = None, max_distance: int | None = None) -> str:
@@ -783,7 +783,7 @@ def _distances(k):
     """Distances ``k`` as a 1-D int64 array of non-negative integers."""
     k = np.atleast_1d(np.asarray(k))
     if k.dtype.kind not in "iu" or k.ndim != 1:
-        raise _validate.ArgumentTypeError(f"k must be a non-negative integer or a 1-D array of them; got "
+        raise validation.ArgumentTypeError(f"k must be a non-negative integer or a 1-D array of them; got "
                                           f"{k.dtype} {k.shape}")
     if k.size == 0 or k.min() < 0:
         raise ValueError("k must hold at least one distance, every one a non-negative integer")
@@ -922,12 +922,12 @@ def _std_profile(x, lower, upper, beta, profile, key, resolution, last):
         prof = np.empty(0)
     else:
         if not isinstance(profile, StdProfile):
-            raise _validate.ArgumentTypeError(f"profile must be a StdProfile returned by "
+            raise validation.ArgumentTypeError(f"profile must be a StdProfile returned by "
                                               f"smooth_sensitivity_std_profile; got {type(profile).__name__}")
         if profile.key != key:
             raise ValueError("profile was computed for another sample, other bounds or another resolution or "
                              "max_distance; pass the profile returned for this x and these options (or None)")
-        prof = _validate.nonnegative(profile.values, "profile.values")
+        prof = validation.nonnegative(profile.values, "profile.values")
         if prof.ndim != 1:
             raise ValueError(f"profile.values must be 1-D; got shape {prof.shape}")
     u = _unit(x, lower, upper)
@@ -974,10 +974,10 @@ def smooth_sensitivity_std_naive(x, lower, upper, beta):
 # ------------------------------------------------- the paper's variance recipe
 def _subset_args(x, k):
     """Sorted finite 1-D sample and a subset size ``k`` in ``[1, n]``."""
-    x = _validate.in_range(x, "x", -np.inf, np.inf, open_low=True)
+    x = validation.in_range(x, "x", -np.inf, np.inf, open_low=True)
     if x.ndim != 1 or x.size < 1:
         raise ValueError(f"x must be a non-empty 1-D sample; got shape {x.shape}")
-    return np.sort(x), _validate.integer(k, "k", 1, x.size)
+    return np.sort(x), validation.integer(k, "k", 1, x.size)
 
 
 def max_variance_subset(x, k):
@@ -1014,7 +1014,7 @@ def paper_sensitivity_at_distance(x, lower, upper, k, statistic="variance"):
         raise ValueError(f"statistic must be 'variance' or 'std'; got {statistic!r}")
     local = local_sensitivity_variance if statistic == "variance" else local_sensitivity_std
     x, lower, upper = _sample(x, lower, upper)
-    k = _validate.integer(k, "k", 0)
+    k = validation.integer(k, "k", 0)
     if k == 0:
         return local(x, lower, upper)
     best = 0.0
@@ -1065,7 +1065,7 @@ def paper_literal_sensitivity_at_distance(x, lower, upper, k):
     sensitivity over *all* candidates, not only the two extreme-variance ones).
     """
     x, lower, upper = _sample(x, lower, upper)
-    k = _validate.integer(k, "k", 0)
+    k = validation.integer(k, "k", 0)
     if k == 0:
         return local_sensitivity_variance(x, lower, upper)
     y_max, y_min = None, None

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lib import _validate
+from lib import validation
 from lib.models.naive_bayes import log_releases, releases_of
 from lib.mechanisms.protocol import ModelCalibration, ReleaseSpec
 from lib.privacy.guarantees import compose
@@ -134,7 +134,7 @@ def depths(parents) -> np.ndarray:
 
 
 def _check_codes(codes, n_values):
-    return _validate.codes(codes, "codes", n_values)
+    return validation.codes(codes, "codes", n_values)
 
 
 def count_tables(codes, n_values, parents):
@@ -187,7 +187,7 @@ def _check_tables(tables):
         raise ValueError("tables must be a non-empty list of 2-D count arrays")
     out = []
     for k, t in enumerate(tables):
-        t = _validate.nonnegative(t, f"tables[{k}]")
+        t = validation.nonnegative(t, f"tables[{k}]")
         if t.ndim != 2 or t.shape[-1] < 2:
             raise ValueError(f"tables[{k}] must be 2-D with at least two columns; got {t.shape}")
         out.append(t)
@@ -205,7 +205,7 @@ def network_spec(n_values, parents, n_total) -> ReleaseSpec:
     ((1, 2), (2, 3))
     """
     n_values, parents = _structure(n_values, parents)
-    n_total = _validate.integer(n_total, "n_total", 0)
+    n_total = validation.integer(n_total, "n_total", 0)
     rows = [int(np.prod([n_values[p] for p in ps], dtype=np.int64)) for ps in parents]
     return ReleaseSpec(tuple((r, int(v)) for r, v in zip(rows, n_values)), int(n_total))
 
@@ -247,8 +247,8 @@ def release_tables(tables, mechanism, *, n_draws=1, rng=None):
     """
     tables = _check_tables(tables)
     objects = releases_of(mechanism, len(tables))
-    n_draws = _validate.integer(n_draws, "n_draws")
-    return log_releases(objects, tables, n_draws, _validate.generator(rng))
+    n_draws = validation.integer(n_draws, "n_draws")
+    return log_releases(objects, tables, n_draws, validation.generator(rng))
 
 
 def network_guarantee(mechanism, n_nodes):

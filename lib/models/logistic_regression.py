@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from lib import _validate
+from lib import validation
 from lib.mechanisms.logistic_posterior import (  # noqa: F401  (re-exported: the model's public names)
     B_LOGISTIC, BETA0, MAX_MARGINS, MAX_NEWTON, MAX_SAMPLER_WORK, NORM_SLACK, SAMPLERS, ConcentratedLogistic,
     DiffuseLogistic, LogisticPosterior, LogisticSampler, OPSLogistic, Samples, Settings, _data, _weights,
     concentrated_beta, diffuse_rho, dp_of_rdp_slope, log_likelihood, mode, ops_epsilon, ops_radius, ops_rho,
     rdp_epsilon, rdp_slope_for_dp, sample, settings)
-from lib.models._estimator import ClassifierProtocol, not_fitted
+from lib.models.estimator import ClassifierProtocol, not_fitted
 
 
 class BayesianLogisticRegression(ClassifierProtocol):
@@ -63,7 +63,7 @@ class BayesianLogisticRegression(ClassifierProtocol):
         """Release one weight vector of the sampler's posterior given ``(X, y)``."""
         if not isinstance(self.sampler, LogisticSampler):
             raise ValueError(f"sampler must be a LogisticSampler object; got {self.sampler!r:.60}")
-        self.coef_ = self.sampler.release(X, y, _validate.generator(self.random_state))
+        self.coef_ = self.sampler.release(X, y, validation.generator(self.random_state))
         self.guarantee_ = self.sampler.guarantee
         self.classes_ = np.array([0, 1])
         self.n_features_in_ = int(self.coef_.size)
@@ -108,7 +108,7 @@ def effective_sample_size(trace):
         If ``trace`` is not finite, has fewer than two axes or fewer than two
         steps, or a chain set has zero variance (its autocorrelations are 0/0).
     """
-    x = _validate.in_range(trace, "trace", -np.inf, open_low=True)
+    x = validation.in_range(trace, "trace", -np.inf, open_low=True)
     if x.ndim < 2 or x.shape[-1] < 2 or x.shape[-2] < 1:
         raise ValueError(f"trace must have shape (..., K, T) with K >= 1 chains of T >= 2 steps; got {x.shape}")
     K, T = x.shape[-2:]
@@ -157,11 +157,11 @@ def effective_sample_size_batch_means(trace, n_batches=None):
         If ``trace`` is not finite, has fewer than two axes or fewer than four
         steps, ``n_batches`` is out of range, or a chain set is constant.
     """
-    x = _validate.in_range(trace, "trace", -np.inf, open_low=True)
+    x = validation.in_range(trace, "trace", -np.inf, open_low=True)
     if x.ndim < 2 or x.shape[-1] < 4 or x.shape[-2] < 1:
         raise ValueError(f"trace must have shape (..., K, T) with K >= 1 chains of T >= 4 steps; got {x.shape}")
     K, T = x.shape[-2:]
-    b = max(2, int(round(T ** (1 / 3)))) if n_batches is None else _validate.integer(n_batches, "n_batches", 2, T // 2)
+    b = max(2, int(round(T ** (1 / 3)))) if n_batches is None else validation.integer(n_batches, "n_batches", 2, T // 2)
     m = T // b
     x = x[..., T - b * m:]
     centred = x - x.mean(axis=(-2, -1), keepdims=True)

@@ -60,7 +60,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr
 
-from lib import _validate
+from lib import validation
 from lib.mechanisms import smooth_sensitivity as ss
 from lib.mechanisms.bounded_moments import (BunSteinke, MomentMechanism, SampleMoments, VaidyaLaplace,
                                            ZafaraniClifton, draw_noise)
@@ -133,9 +133,9 @@ def _matrix(value, name, n, *, codes_for=None, rows="one per entry of y"):
     if codes_for is not None:
         if arr.size == 0 and arr.ndim == 2 and arr.shape[1] == 0 and arr.dtype.kind == "f":
             arr = arr.astype(np.int64)   # an empty float array: no codes to misread
-        arr = _validate.codes(arr, name, codes_for)
+        arr = validation.codes(arr, name, codes_for)
     else:
-        arr = _validate.in_range(arr, name, -np.inf, np.inf, open_low=True)
+        arr = validation.in_range(arr, name, -np.inf, np.inf, open_low=True)
         if arr.ndim != 2:
             raise ValueError(f"{name} must be a 2-D array (rows, columns); got shape {arr.shape}")
     if arr.shape[0] != n:
@@ -144,7 +144,7 @@ def _matrix(value, name, n, *, codes_for=None, rows="one per entry of y"):
 
 
 def _check_bounds(bounds, n_columns):
-    bounds = _validate.in_range(bounds, "bounds", -np.inf, np.inf, open_low=True)
+    bounds = validation.in_range(bounds, "bounds", -np.inf, np.inf, open_low=True)
     if bounds.shape != (n_columns, 2):
         raise ValueError(f"bounds must have shape ({n_columns}, 2), one (lower, upper) row per numerical column; "
                          f"got {bounds.shape}")
@@ -159,14 +159,14 @@ def _check_bounds(bounds, n_columns):
 
 
 def _check_data(X_cat, X_num, y, n_values, n_classes, bounds):
-    n_classes = _validate.integer(n_classes, "n_classes", 2)
-    y = _validate.labels(y, "y", n_classes)
+    n_classes = validation.integer(n_classes, "n_classes", 2)
+    y = validation.labels(y, "y", n_classes)
     if y.size == 0:
         raise ValueError("y must hold at least one row")
-    n_values = _validate.integer_array(n_values, "n_values")
+    n_values = validation.integer_array(n_values, "n_values")
     if n_values.ndim != 1 or (n_values.size and n_values.min() < 1):
         raise ValueError(f"n_values must be a 1-D array of domain sizes >= 1; got {n_values!r:.80}")
-    _validate.cells(n_classes * int(n_values.sum()), "the count tables (n_classes * sum(n_values))")
+    validation.cells(n_classes * int(n_values.sum()), "the count tables (n_classes * sum(n_values))")
     X_cat = _matrix(X_cat, "X_cat", y.size, codes_for=n_values)
     X_num = _matrix(X_num, "X_num", y.size)
     bounds = _check_bounds(bounds, X_num.shape[1])
@@ -174,7 +174,7 @@ def _check_data(X_cat, X_num, y, n_values, n_classes, bounds):
 
 
 def _allocation(allocation):
-    w = _validate.positive(allocation, "allocation")
+    w = validation.positive(allocation, "allocation")
     if w.shape != (2,):
         raise ValueError(f"allocation must be a pair (w_num, w_cat) of positive weights; got shape {w.shape}")
     return w
@@ -240,9 +240,9 @@ def budget(epsilon, n_numerical, n_categorical, allocation=(2.0, 1.0)):
     >>> budget(1.3, 5, 8)   # Adult: 1.3 / (2*5 + 8 + 1)
     0.06842105263157895
     """
-    epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
-    n_numerical = _validate.integer(n_numerical, "n_numerical", 0)
-    n_categorical = _validate.integer(n_categorical, "n_categorical", 0)
+    epsilon = validation.scalar(validation.positive(epsilon, "epsilon"), "epsilon")
+    n_numerical = validation.integer(n_numerical, "n_numerical", 0)
+    n_categorical = validation.integer(n_categorical, "n_categorical", 0)
     w = _allocation(allocation)
     with np.errstate(over="ignore", under="ignore"):
         value = float(epsilon / (w[0] * n_numerical + w[1] * n_categorical + 1.0))
@@ -300,7 +300,7 @@ def guarantee(method, epsilon, n_numerical, n_categorical, *, allocation=(2.0, 1
         return NotPrivate()
     w = _allocation(allocation)
     printed = calibration == "printed"
-    sens = 1.0 if printed else _validate.scalar(_validate.positive(count_sensitivity, "count_sensitivity"),
+    sens = 1.0 if printed else validation.scalar(validation.positive(count_sensitivity, "count_sensitivity"),
                                                 "count_sensitivity")
     tables = n_categorical * 2.0 * float(w[1]) * eps1 / sens    # Laplace scale sens / (w_cat eps'), change 2
     numerical = cls(float(w[0]) * eps1, calibration=calibration).guarantee.epsilon
@@ -310,7 +310,7 @@ def guarantee(method, epsilon, n_numerical, n_categorical, *, allocation=(2.0, 1
 def _fields(value, name, keys, source):
     """``value`` if it is a dict holding ``keys``; else a TypeError/ValueError saying what it must be."""
     if not isinstance(value, dict):
-        raise _validate.ArgumentTypeError(f"{name} must be the dict returned by {source}; got {type(value).__name__}")
+        raise validation.ArgumentTypeError(f"{name} must be the dict returned by {source}; got {type(value).__name__}")
     missing = [k for k in keys if k not in value]
     if missing:
         raise ValueError(f"{name} must be the dict returned by {source}; it lacks {missing}")
@@ -427,14 +427,14 @@ def _fit(X_cat, X_num, y, n_values, n_classes, bounds, epsilons, *, method, allo
     if calibration not in ss.RULES:
         raise ValueError(f"calibration must be one of {ss.RULES}; got {calibration!r}")
     if cache is not None and not isinstance(cache, dict):
-        raise _validate.ArgumentTypeError(f"cache must be a dict or None; got {type(cache).__name__}")
+        raise validation.ArgumentTypeError(f"cache must be a dict or None; got {type(cache).__name__}")
     X_cat, X_num, y, n_values, n_classes, bounds = _check_data(X_cat, X_num, y, n_values, n_classes, bounds)
     if trim is None:
         trim = cls.default_trim
-    trim = float(_validate.scalar(_validate.in_range(trim, "trim", 0.0, 0.5, open_low=False), "trim"))
-    resolution = None if resolution is None else _validate.integer(resolution, "resolution", 1)
-    max_distance = None if max_distance is None else _validate.integer(max_distance, "max_distance", 0)
-    var_smoothing = _validate.scalar(_validate.nonnegative(var_smoothing, "var_smoothing"), "var_smoothing")
+    trim = float(validation.scalar(validation.in_range(trim, "trim", 0.0, 0.5, open_low=False), "trim"))
+    resolution = None if resolution is None else validation.integer(resolution, "resolution", 1)
+    max_distance = None if max_distance is None else validation.integer(max_distance, "max_distance", 0)
+    var_smoothing = validation.scalar(validation.nonnegative(var_smoothing, "var_smoothing"), "var_smoothing")
     J_num, J_cat = X_num.shape[1], X_cat.shape[1]
     class_counts = np.bincount(y, minlength=n_classes).astype(float)
     tables = [np.bincount(y * k + X_cat[:, j], minlength=n_classes * k).reshape(n_classes, k).astype(float)
@@ -461,7 +461,7 @@ def _fit(X_cat, X_num, y, n_values, n_classes, bounds, epsilons, *, method, allo
     results = []
     for epsilon in epsilons:
         eps1 = budget(epsilon, J_num, J_cat, allocation)
-        sens = 1.0 if printed else _validate.scalar(_validate.positive(count_sensitivity, "count_sensitivity"),
+        sens = 1.0 if printed else validation.scalar(validation.positive(count_sensitivity, "count_sensitivity"),
                                                     "count_sensitivity")
         mech = cls(allocation[0] * eps1, calibration=calibration, trim=trim, resolution=resolution,
                    max_distance=max_distance)
@@ -509,13 +509,13 @@ def draw(stats, n_draws=1, rng=None, *, alpha=1.0, sd_floor=1e-3):
     """
     _fields(stats, "stats", ("method", "n_classes", "n_values", "bounds", "class", "tables", "scales"),
             "fit_statistics")
-    rng = _validate.generator(rng)
-    n_draws = _validate.integer(n_draws, "n_draws")
-    alpha = _validate.scalar(_validate.positive(alpha, "alpha"), "alpha")
-    sd_floor = _validate.scalar(_validate.in_range(sd_floor, "sd_floor", 0.0, 0.5, open_low=True,
+    rng = validation.generator(rng)
+    n_draws = validation.integer(n_draws, "n_draws")
+    alpha = validation.scalar(validation.positive(alpha, "alpha"), "alpha")
+    sd_floor = validation.scalar(validation.in_range(sd_floor, "sd_floor", 0.0, 0.5, open_low=True,
                                                    open_high=False), "sd_floor")
     C = stats["n_classes"]
-    _validate.cells(n_draws * (C * (1 + int(np.sum(stats["n_values"])) + 2 * stats["bounds"].shape[0])),
+    validation.cells(n_draws * (C * (1 + int(np.sum(stats["n_values"])) + 2 * stats["bounds"].shape[0])),
                     "the released parameters (n_draws times the model's size)")
     lo, hi = stats["bounds"][:, 0], stats["bounds"][:, 1]
     sc = stats["scales"]
@@ -662,7 +662,7 @@ def _log_normalise(scores):
     return (scores - lse).transpose(0, 2, 1)
 
 
-from lib.models._estimator import ClassifierProtocol, not_fitted  # noqa: E402  (the estimator protocol of MixedNaiveBayes)
+from lib.models.estimator import ClassifierProtocol, not_fitted  # noqa: E402  (the estimator protocol of MixedNaiveBayes)
 
 
 class MixedNaiveBayes(ClassifierProtocol):
@@ -738,7 +738,7 @@ class MixedNaiveBayes(ClassifierProtocol):
             categorical columns) ``n_values``.
         """
         cls = mechanism_class(self.method)
-        _validate.generator(self._source())   # a bad seed is refused before anything is computed
+        validation.generator(self._source())   # a bad seed is refused before anything is computed
         y = np.asarray(y, dtype=np.int64)
         X_cat, X_num = self._split(X)
         if cls.private:
@@ -758,7 +758,7 @@ class MixedNaiveBayes(ClassifierProtocol):
                                epsilon=self.epsilon, allocation=self.allocation, calibration=self.calibration,
                                trim=self.trim, resolution=self.resolution, max_distance=self.max_distance)
         # a generator built afresh from the seed: the parameter is left as given
-        self.params_ = draw(stats, 1, _validate.generator(self._source()))
+        self.params_ = draw(stats, 1, validation.generator(self._source()))
         self.classes_ = np.arange(stats["n_classes"])
         self.n_features_in_ = int(X_cat.shape[1] + X_num.shape[1])
         return self

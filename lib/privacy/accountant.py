@@ -62,7 +62,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from lib import _validate
+from lib import validation
 from lib.privacy.guarantees import ApproximateDP, Guarantee, NotPrivate, PureDP, RenyiDP, ZeroConcentratedDP
 
 #: The orders of every accountant unless it is given its own: :math:`\\lambda - 1` from
@@ -104,9 +104,9 @@ def pure_dp_to_rdp(epsilon, lam):
     >>> round(float(pure_dp_to_rdp(1.0, 5.0)), 6)
     0.921715
     """
-    eps = _validate.nonnegative(epsilon, "epsilon")
-    lam = _validate.order(lam, "lam", strict=True)
-    eps, lam = _validate.broadcast(epsilon=eps, lam=lam)
+    eps = validation.nonnegative(epsilon, "epsilon")
+    lam = validation.order(lam, "lam", strict=True)
+    eps, lam = validation.broadcast(epsilon=eps, lam=lam)
     num = np.logaddexp(lam * eps, (1.0 - lam) * eps)
     return ((num - np.logaddexp(0.0, eps)) / (lam - 1.0))[()]
 
@@ -253,7 +253,7 @@ class Accountant:
     """
 
     def __init__(self, orders=None):
-        grid = DEFAULT_ORDERS if orders is None else _validate.order(orders, "orders", strict=True)
+        grid = DEFAULT_ORDERS if orders is None else validation.order(orders, "orders", strict=True)
         grid = np.unique(np.atleast_1d(np.asarray(grid, float)))
         if grid.size == 0:
             raise ValueError("orders must hold at least one order in (1, inf)")
@@ -318,7 +318,7 @@ class Accountant:
         """
         if any(isinstance(g, ApproximateDP) for g, _ in self._entries):
             raise ValueError("an ApproximateDP guarantee was composed: the composition has no Renyi curve")
-        orders = self.orders if orders is None else _validate.order(orders, "orders", strict=True)
+        orders = self.orders if orders is None else validation.order(orders, "orders", strict=True)
         return self._parts(np.asarray(orders, float), True)[0]
 
     def epsilon(self, delta) -> Spent:
@@ -340,7 +340,7 @@ class Accountant:
             If ``delta`` is not in :math:`(0, 1)` or does not exceed the deltas
             already composed by basic composition.
         """
-        delta = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
+        delta = validation.scalar(validation.open_unit(delta, "delta"), "delta")
         orders = self.orders
         best = Spent(math.inf, delta, math.nan)
         pure = any(isinstance(g, PureDP) for g, _ in self._entries)
@@ -411,7 +411,7 @@ class Accountant:
         """
         if not isinstance(target, ApproximateDP):
             raise ValueError(f"target must be an ApproximateDP; got {target!r}")
-        limit = _validate.integer(limit, "limit")
+        limit = validation.integer(limit, "limit")
 
         def within(k):
             trial = Accountant(self._grid)

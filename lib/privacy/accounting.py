@@ -16,7 +16,7 @@ import contextlib
 
 import numpy as np
 
-from lib import _validate
+from lib import validation
 from lib.privacy.guarantees import split_level
 
 
@@ -52,19 +52,19 @@ def rdp_to_dp(epsilon, lam, delta):
     ndarray or float
         :math:`\\hat\\varepsilon \\ge 0`, broadcast over the inputs.
     """
-    epsilon = _validate.positive(epsilon, "epsilon")
-    lam = _validate.order(lam, "lam", strict=True)
-    delta = _validate.open_unit(delta, "delta")
-    epsilon, lam, delta = _validate.broadcast(epsilon=epsilon, lam=lam, delta=delta)
+    epsilon = validation.positive(epsilon, "epsilon")
+    lam = validation.order(lam, "lam", strict=True)
+    delta = validation.open_unit(delta, "delta")
+    epsilon, lam, delta = validation.broadcast(epsilon=epsilon, lam=lam, delta=delta)
     eps_hat = epsilon + np.log1p(-1 / lam) - np.log(delta * lam) / (lam - 1)
     return np.maximum(eps_hat, 0.0)[()]
 
 
 def _target(epsilon_hat, delta, n_releases):
     """Validate a scalar (epsilon_hat, delta) target and a number of releases."""
-    eps_hat = _validate.scalar(_validate.positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
-    delta = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
-    return eps_hat, delta, _validate.integer(n_releases, "n_releases")
+    eps_hat = validation.scalar(validation.positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
+    delta = validation.scalar(validation.open_unit(delta, "delta"), "delta")
+    return eps_hat, delta, validation.integer(n_releases, "n_releases")
 
 
 def dp_to_rdp(epsilon_hat, lam, delta, *, n_releases=1):
@@ -108,11 +108,11 @@ def dp_to_rdp(epsilon_hat, lam, delta, *, n_releases=1):
     >>> round(float(rdp_to_dp(eps, 20.0, 1e-5)), 12)
     1.0
     """
-    epsilon_hat = _validate.positive(epsilon_hat, "epsilon_hat")
-    lam = _validate.order(lam, "lam", strict=True)
-    delta = _validate.open_unit(delta, "delta")
-    n = _validate.integer(n_releases, "n_releases")
-    epsilon_hat, lam, delta = _validate.broadcast(epsilon_hat=epsilon_hat, lam=lam, delta=delta)
+    epsilon_hat = validation.positive(epsilon_hat, "epsilon_hat")
+    lam = validation.order(lam, "lam", strict=True)
+    delta = validation.open_unit(delta, "delta")
+    n = validation.integer(n_releases, "n_releases")
+    epsilon_hat, lam, delta = validation.broadcast(epsilon_hat=epsilon_hat, lam=lam, delta=delta)
     total = epsilon_hat - np.log1p(-1 / lam) + np.log(delta * lam) / (lam - 1)
     return np.asarray(split_level(total, n))[()]   # the one budget split (Guarantee.split's)
 
@@ -171,7 +171,7 @@ def min_order(epsilon_hat, delta):
     else:  # pragma: no cover
         raise ValueError(f"the smallest feasible order of epsilon_hat = {eps_hat:g}, delta = {delta:g} "
                          "is below double precision")
-    t = _validate.brentq(budget, lo, hi, f"the smallest order of epsilon_hat = {eps_hat:g}, delta = {delta:g}",
+    t = validation.brentq(budget, lo, hi, f"the smallest order of epsilon_hat = {eps_hat:g}, delta = {delta:g}",
                          xtol=1e-13, rtol=4 * np.finfo(float).eps)
     # The smallest order above 1 that a double holds, where lam0 - 1 is below it.
     return float(max(1 + np.exp(t), np.nextafter(1.0, 2.0)))

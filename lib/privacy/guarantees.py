@@ -41,22 +41,22 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar
 
-from lib import _validate
+from lib import validation
 
 
 def _level(value, name, *, zero_ok=True):
     """A finite, non-negative (or positive) Python float, else an error naming ``name``.
 
     A value that is not a real number (a string, a bool, a complex) raises
-    :class:`lib._validate.ArgumentTypeError` (a TypeError that is also a
+    :class:`lib.validation.ArgumentTypeError` (a TypeError that is also a
     ValueError); a real number out of range a ValueError.
     """
-    return _validate.scalar((_validate.nonnegative if zero_ok else _validate.positive)(value, name), name)
+    return validation.scalar((validation.nonnegative if zero_ok else validation.positive)(value, name), name)
 
 
 def _split_count(m):
     """``m``, the number of releases, an integer >= 1 (else an error naming ``m``)."""
-    return _validate.integer(m, "m")
+    return validation.integer(m, "m")
 
 
 class Guarantee:
@@ -118,7 +118,7 @@ class RenyiDP(Guarantee):
     curve: Callable | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "lam", _validate.scalar(_validate.order(self.lam, "lam", strict=True), "lam"))
+        object.__setattr__(self, "lam", validation.scalar(validation.order(self.lam, "lam", strict=True), "lam"))
         object.__setattr__(self, "epsilon", _level(self.epsilon, "epsilon"))
 
     def split(self, m) -> "RenyiDP":

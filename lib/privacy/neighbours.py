@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lib import _validate
+from lib import validation
 
 
 #: Largest array :func:`all_neighbours` builds (about d^3 cells for d bins):
@@ -32,7 +32,7 @@ def all_neighbours(counts) -> np.ndarray:
         The ``d`` additions, the removals from non-empty bins and the moves of
         one record from a non-empty bin to another bin, in that order.
     """
-    counts = _validate.vectors(counts, "counts", positive_entries=False)
+    counts = validation.vectors(counts, "counts", positive_entries=False)
     if counts.ndim != 1 or np.any(counts != np.round(counts)):
         raise ValueError("counts must be a one-dimensional vector of whole numbers")
     d = counts.size
@@ -72,16 +72,16 @@ def random_neighbours(n_pairs: int, d: int, *, max_count: int, min_count: int = 
         moved (each with probability 1/3; an addition where no bin is above
         the floor).
     """
-    rng = _validate.generator(rng)
-    n_pairs = _validate.integer(n_pairs, "n_pairs", 1)
-    d = _validate.integer(d, "d", 2)
-    min_count = _validate.integer(min_count, "min_count", 0)
+    rng = validation.generator(rng)
+    n_pairs = validation.integer(n_pairs, "n_pairs", 1)
+    d = validation.integer(d, "d", 2)
+    min_count = validation.integer(min_count, "min_count", 0)
     if isinstance(max_count, (bool, np.bool_)) or not isinstance(max_count, (int, np.integer)):
-        raise _validate.ArgumentTypeError(f"max_count must be an integer in [min_count, inf) = [{min_count}, inf); "
+        raise validation.ArgumentTypeError(f"max_count must be an integer in [min_count, inf) = [{min_count}, inf); "
                                           f"got {type(max_count).__name__} {max_count!r}")
     if max_count < min_count:
         raise ValueError(f"max_count must be an integer in [min_count, inf) = [{min_count}, inf); got {max_count!r}")
-    _validate.cells(n_pairs * d, f"random_neighbours with n_pairs = {n_pairs} and d = {d}")
+    validation.cells(n_pairs * d, f"random_neighbours with n_pairs = {n_pairs} and d = {d}")
     f = rng.integers(min_count, max_count, size=(n_pairs, d), endpoint=True).astype(float)
     kind = rng.integers(0, 3, size=n_pairs)  # 0 add, 1 remove, 2 move
     # A bin above the floor to take from, chosen uniformly among those that exist.

@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import integrate, special
 
-from lib import _validate
+from lib import validation
 from lib.mechanisms.dirichlet.curve import divergence_term, worst_case_divergence
 from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
 from lib.mechanisms.dirichlet.calibration import calibrate
@@ -132,17 +132,17 @@ def random_pair_audit(
         Arrays with one entry per pair; Theorem 1 claims
         ``divergence <= epsilon`` everywhere.
     """
-    rng = _validate.generator(rng)
+    rng = validation.generator(rng)
     if not isinstance(pairs_per_cell, (int, np.integer)) or pairs_per_cell < 1:
         raise ValueError(f"pairs_per_cell must be an integer in [1, inf); got {pairs_per_cell!r}")
     dims, max_counts = list(dims), list(max_counts)
     if not dims or not max_counts:
         raise ValueError("dims and max_counts must not be empty")
     for name, value in (("lam_minus_one", lam_minus_one), ("epsilon", epsilon)):
-        low, high = _validate.positive(value, name)
+        low, high = validation.positive(value, name)
         if low > high:
             raise ValueError(f"{name} must be a range (low, high) with low <= high; got {value!r}")
-    _validate.in_range(share_lam_one, "share_lam_one", 0.0, 1.0, open_low=False, open_high=False)
+    validation.in_range(share_lam_one, "share_lam_one", 0.0, 1.0, open_low=False, open_high=False)
 
     rows = []
     kinds = np.array(["remove", "move", "add"])
@@ -185,9 +185,9 @@ def renyi_divergence_by_quadrature(u, v, lam):
     -------
     float
     """
-    u = _validate.vectors(u, "u", positive_entries=True)
-    v = _validate.vectors(v, "v", positive_entries=True)
-    lam = _validate.scalar(_validate.order(lam, "lam"), "lam")
+    u = validation.vectors(u, "u", positive_entries=True)
+    v = validation.vectors(v, "v", positive_entries=True)
+    lam = validation.scalar(validation.order(lam, "lam"), "lam")
     if u.ndim != 1 or u.shape != v.shape or u.size not in (2, 3):
         raise ValueError(f"u and v must be vectors of the same length 2 or 3; got shapes {u.shape} and {v.shape}")
     log_norm_u = special.gammaln(u.sum()) - special.gammaln(u).sum()

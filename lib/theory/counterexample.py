@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize, special
 
-from lib import _validate
+from lib import validation
 from lib.mechanisms.dirichlet.special import log_multivariate_beta
 
 # Below this value betainc is computed by the power series instead: its result is
@@ -38,8 +38,8 @@ _SERIES_MAX_TERMS = 1_000_000
 
 def _pair(a, b):
     """Validate two Dirichlet parameter vectors of the same length."""
-    a = _validate.vectors(a, "a", positive_entries=True)
-    b = _validate.vectors(b, "b", positive_entries=True)
+    a = validation.vectors(a, "a", positive_entries=True)
+    b = validation.vectors(b, "b", positive_entries=True)
     if a.ndim != 1 or b.ndim != 1 or a.size != b.size:
         raise ValueError(
             f"a and b must be one-dimensional of the same length d >= 2; got shapes {a.shape} and {b.shape}"
@@ -88,7 +88,7 @@ def log_density_ratio(y, a, b):
     True
     """
     a, b = _pair(a, b)
-    y = _validate.vectors(y, "y", positive_entries=True)
+    y = validation.vectors(y, "y", positive_entries=True)
     if y.shape[-1] != a.size:
         raise ValueError(f"y must have length d = {a.size} along its last axis; got shape {y.shape}")
     if np.any(np.abs(y.sum(axis=-1) - 1) > 1e-9):
@@ -124,7 +124,7 @@ def density_witness(a, b, epsilon):
         A point of the open simplex with ``log_density_ratio(y, a, b) > epsilon``.
     """
     a, b = _pair(a, b)
-    epsilon = _validate.scalar(_validate.nonnegative(epsilon, "epsilon"), "epsilon")
+    epsilon = validation.scalar(validation.nonnegative(epsilon, "epsilon"), "epsilon")
     diff = a - b
     k = int(np.argmin(diff))
     if diff[k] >= 0:
@@ -171,10 +171,10 @@ def log_beta_cdf(t, p, q):
     ndarray or float
         :math:`\\log I_t(p, q) \\le 0`.
     """
-    t = _validate.open_unit(t, "t")
-    p = _validate.positive(p, "p")
-    q = _validate.positive(q, "q")
-    t, p, q = (np.array(x, dtype=float) for x in _validate.broadcast(t=t, p=p, q=q))
+    t = validation.open_unit(t, "t")
+    p = validation.positive(p, "p")
+    q = validation.positive(q, "q")
+    t, p, q = (np.array(x, dtype=float) for x in validation.broadcast(t=t, p=p, q=q))
     value = special.betainc(p, q, t)
     out = np.empty(t.shape)
     direct = value >= _BETAINC_FLOOR
@@ -300,7 +300,7 @@ def event_threshold(a, b, epsilon, i=0):
     """
     a, b = _pair(a, b)
     i = _coordinate(i, a.size)
-    epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
+    epsilon = validation.scalar(validation.positive(epsilon, "epsilon"), "epsilon")
     (pa, qa), (pb, qb) = _marginal(a, i), _marginal(b, i)
     # a_0 - a_i and b_0 - b_i are equal for a move to bin i; computed as sums of
     # rounded parameters they may differ by a few ulps either way (and which way
@@ -382,7 +382,7 @@ def exact_delta(a, b, epsilon):
         :math:`\\delta \\in [0, 1]`; it underflows to 0 below about 1e-308.
     """
     a, b = _pair(a, b)
-    epsilon = _validate.scalar(_validate.nonnegative(epsilon, "epsilon"), "epsilon")
+    epsilon = validation.scalar(validation.nonnegative(epsilon, "epsilon"), "epsilon")
     stat = _one_dimensional_statistic(a, b)
     if stat is None:
         return 0.0
@@ -445,7 +445,7 @@ def exact_epsilon(a, b, delta):
         The smallest such :math:`\\varepsilon`.
     """
     a, b = _pair(a, b)
-    delta = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
+    delta = validation.scalar(validation.open_unit(delta, "delta"), "delta")
     if exact_delta(a, b, 0.0) <= delta:
         return 0.0
     hi = 1.0

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special, stats
 
-from lib import _validate
+from lib import validation
 
 __all__ = ["log_partition", "renyi_natural", "theorem12_critical_order", "pset_corners",
            "corollary2_relaxation", "pset_supremum", "heldout_neg_loglik", "split_sign_test",
@@ -35,7 +35,7 @@ MAX_PSET_N = 10**6
 
 
 def _eta(eta, name):
-    arr = _validate._as_float(eta, name)
+    arr = validation._as_float(eta, name)
     if arr.shape[-1:] != (2,):
         raise ValueError(f"{name} must have last axis of length 2 (eta = (alpha, alpha + beta)); "
                          f"got shape {arr.shape}")
@@ -91,7 +91,7 @@ def renyi_natural(eta_p, eta_q, lam):
     for arr, name in ((p, "eta_p"), (q, "eta_q")):
         if not np.all(_normalizable(arr)):
             raise ValueError(f"{name} must be normalizable (0 < eta[0] < eta[1])")
-    lam = _validate.order(lam, "lam", strict=True)
+    lam = validation.order(lam, "lam", strict=True)
     lam_ = np.asarray(lam)[..., None]
     mix = lam_ * p + (1 - lam_) * q
     return ((log_partition(mix) - lam * log_partition(p)) / (lam - 1) + log_partition(q))[()]
@@ -155,7 +155,7 @@ def pset_corners(eta0, n):
         Rows :math:`\\eta_0 + (0, n)` (every record 0) and :math:`\\eta_0 + (n, n)` (every record 1).
     """
     eta0 = _eta(eta0, "eta0")
-    n = _validate.scalar(_validate.nonnegative(n, "n"), "n")
+    n = validation.scalar(validation.nonnegative(n, "n"), "n")
     return eta0 + np.array([[0.0, n], [n, n]])
 
 
@@ -186,8 +186,8 @@ def corollary2_relaxation(eta0, n, step, lam):
     ndarray
         The maximum per order; ``inf`` where a neighbour or a mixture is not normalizable.
     """
-    step = _validate.scalar(_validate.positive(step, "step"), "step")
-    lam = _validate.order(lam, "lam", strict=True)
+    step = validation.scalar(validation.positive(step, "step"), "step")
+    lam = validation.order(lam, "lam", strict=True)
     best = np.zeros(np.shape(lam))
     for corner in pset_corners(eta0, n):
         for sign in (1.0, -1.0):
@@ -219,9 +219,9 @@ def pset_supremum(eta0, n, mass, lam):
         Order in :math:`(1, \\infty)`.
     """
     eta0 = _eta(eta0, "eta0")
-    n = _validate.integer(n, "n", 1, MAX_PSET_N)
-    mass = _validate.scalar(_validate.positive(mass, "mass"), "mass")
-    lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
+    n = validation.integer(n, "n", 1, MAX_PSET_N)
+    mass = validation.scalar(validation.positive(mass, "mass"), "mass")
+    lam = validation.scalar(validation.order(lam, "lam", strict=True), "lam")
     k = np.arange(n)  # pairs (k, k + 1)
     lo = eta0 + mass * np.stack([k, np.full(n, n)], axis=1)
     hi = lo + np.array([mass, 0.0])
@@ -251,9 +251,9 @@ def heldout_neg_loglik(theta, k, n, *, reading):
     """
     if reading not in ("sequence", "count"):
         raise ValueError(f"reading must be 'sequence' or 'count'; got {reading!r}")
-    theta = _validate.open_unit(theta, "theta")
-    n = _validate.integer(n, "n")
-    k = _validate.integer_array(k, "k")
+    theta = validation.open_unit(theta, "theta")
+    n = validation.integer(n, "n")
+    k = validation.integer_array(k, "k")
     if np.any(k < 0) or np.any(k > n):
         raise ValueError(f"k must lie in [0, n] = [0, {n}]")
     out = -(k * np.log(theta) + (n - k) * np.log1p(-theta))
@@ -283,7 +283,7 @@ def split_sign_test(shares, *, null=0.5):
         (replicates strictly above and below ``null``; ties dropped) and ``p`` (two-sided
         binomial test on above vs below; 1 when every replicate ties).
     """
-    s = _validate.in_range(shares, "shares", 0.0, 1.0, open_low=False, open_high=False).ravel()
+    s = validation.in_range(shares, "shares", 0.0, 1.0, open_low=False, open_high=False).ravel()
     if s.size < 2:
         raise ValueError(f"shares must hold at least 2 replicates; got {s.size}")
     above, below = int((s > null).sum()), int((s < null).sum())
@@ -305,7 +305,7 @@ def replicate_t_test(diffs):
     dict
         ``mean``, ``se`` (``ddof=1``), ``t`` and two-sided ``p``.
     """
-    d = _validate._as_float(diffs, "diffs").ravel()
+    d = validation._as_float(diffs, "diffs").ravel()
     if d.size < 2 or not np.all(np.isfinite(d)):
         raise ValueError("diffs must hold at least 2 finite replicates")
     se = d.std(ddof=1) / np.sqrt(d.size)

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special
 
-from lib import _validate
+from lib import validation
 from lib.mechanisms.dirichlet.divergence import hellinger_dirichlet
 from lib.mechanisms.hellinger import (HellingerExponential, MAX_CANDIDATES, SmoothedHellinger, posteriors)
 from lib.privacy.guarantees import ApproximateDP, PureDP
@@ -51,7 +51,7 @@ _CHUNK = 256  # rows per block in the chunked computations
 
 def _counts_1d(counts, name: str, low: int, high: int) -> np.ndarray:
     """A non-empty 1-D int64 array of counts in ``[low, high]`` (floats are refused, not truncated)."""
-    arr = np.atleast_1d(_validate.integer_array(counts, name))
+    arr = np.atleast_1d(validation.integer_array(counts, name))
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D array of integers in [{low}, {high}]; got shape {arr.shape}")
     lo, hi = int(arr.min()), int(arr.max())
@@ -74,12 +74,12 @@ def local_sensitivity_brute(hmat, neighbours) -> np.ndarray:
     neighbours : ndarray of int (C, m)
         Neighbour indices in ``[0, C - 1]``, ``-1`` for none.
     """
-    hmat = _validate.nonnegative(hmat, "hmat")
+    hmat = validation.nonnegative(hmat, "hmat")
     if hmat.ndim != 2 or hmat.shape[0] != hmat.shape[1] or hmat.shape[0] == 0:
         raise ValueError(f"hmat must be a non-empty square matrix; got shape {hmat.shape}")
     if hmat.shape[0] > MAX_CANDIDATES:
         raise ValueError(f"hmat has {hmat.shape[0]} rows; at most {MAX_CANDIDATES}")
-    neighbours = _validate.integer_array(neighbours, "neighbours")
+    neighbours = validation.integer_array(neighbours, "neighbours")
     if neighbours.ndim != 2 or neighbours.shape[0] != hmat.shape[0]:
         raise ValueError(f"neighbours must have shape ({hmat.shape[0]}, m); got {neighbours.shape}")
     if neighbours.size and (neighbours.min() < -1 or neighbours.max() >= hmat.shape[0]):
@@ -99,10 +99,10 @@ def smooth_sensitivity_brute_beta(prior, n, gamma) -> np.ndarray:
     Returns S indexed by data set (rows of ``itertools.product`` order) together with each
     data set's count, so that the caller can check that S depends on the count only.
     """
-    n = _validate.integer(n, "n", 1)
+    n = validation.integer(n, "n", 1)
     if n > 14:
         raise ValueError(f"n must be at most 14 for the brute force over 2^n data sets; got {n}")
-    gamma = _validate.scalar(_validate.positive(gamma, "gamma"), "gamma")
+    gamma = validation.scalar(validation.positive(gamma, "gamma"), "gamma")
     ids = np.arange(2**n)
     data = ((ids[:, None] >> np.arange(n)) & 1).astype(np.int64)
     counts = data.sum(axis=1)
@@ -158,7 +158,7 @@ class Audit(NamedTuple):
 
 def _log_pmf_matrix(value, name: str) -> np.ndarray:
     """A 2-D array of log probabilities: rows normalised, no NaN, no +inf (-inf is probability 0)."""
-    arr = _validate._as_float(value, name)
+    arr = validation._as_float(value, name)
     if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(f"{name} must be a non-empty 2-D array (data sets x outputs); got shape {arr.shape}")
     for start in range(0, arr.shape[0], _CHUNK):  # blocks of rows: no temporary of the full size
@@ -179,7 +179,7 @@ def _log_pmf_matrix(value, name: str) -> np.ndarray:
 
 def _pairs(neighbours, n_rows: int):
     """Both directions of every pair listed in ``neighbours``, each once, sorted by (x, y)."""
-    nb = _validate.integer_array(neighbours, "neighbours")
+    nb = validation.integer_array(neighbours, "neighbours")
     if nb.ndim != 2 or nb.shape[0] != n_rows:
         raise ValueError(f"neighbours must have shape ({n_rows}, m), one row per data set; got {nb.shape}")
     if nb.size and (nb.min() < -1 or nb.max() >= n_rows):
@@ -222,12 +222,12 @@ def audit(log_pmf_matrix, neighbours, epsilons, orders=()) -> Audit:
         bad ``epsilons`` or ``orders``.
     """
     lp = _log_pmf_matrix(log_pmf_matrix, "log_pmf_matrix")
-    epsilons = _validate.nonnegative(np.atleast_1d(epsilons), "epsilons")
+    epsilons = validation.nonnegative(np.atleast_1d(epsilons), "epsilons")
     if epsilons.ndim != 1 or epsilons.size == 0:
         raise ValueError(f"epsilons must be a non-empty 1-D array of values >= 0; got shape {epsilons.shape}")
-    orders = _validate._as_float(orders, "orders").reshape(-1)
+    orders = validation._as_float(orders, "orders").reshape(-1)
     if orders.size:
-        _validate.order(orders, "orders", strict=True)
+        validation.order(orders, "orders", strict=True)
     x, y = _pairs(neighbours, lp.shape[0])
     delta = np.zeros(epsilons.shape)
     worst = None
@@ -270,7 +270,7 @@ def audit(log_pmf_matrix, neighbours, epsilons, orders=()) -> Audit:
 def _beta_mechanism(prior, n, epsilon, delta, global_sensitivity) -> SmoothedHellinger:
     """The beta-binomial mechanism (smoothed, or with the global sensitivity), O(n)."""
     if not isinstance(global_sensitivity, (bool, np.bool_)):
-        raise _validate.ArgumentTypeError(f"global_sensitivity must be True or False; got "
+        raise validation.ArgumentTypeError(f"global_sensitivity must be True or False; got "
                                           f"{type(global_sensitivity).__name__} {global_sensitivity!r:.60}")
     cls = HellingerExponential if global_sensitivity else SmoothedHellinger
     return cls(prior, n, epsilon, delta)
@@ -290,9 +290,9 @@ def log_pmf_rows_beta(prior, n, epsilon, delta, counts, *, global_sensitivity=Fa
     :meth:`lib.mechanisms.hellinger.SmoothedHellinger.log_pmf_rows` (with ``global_sensitivity``,
     :class:`lib.mechanisms.hellinger.HellingerExponential`'s).
     """
-    n = _validate.integer(n, "n", 1)
+    n = validation.integer(n, "n", 1)
     counts = _counts_1d(counts, "counts", 0, n)
-    _validate.cells(counts.size * (n + 1), f"log_pmf_rows_beta ({counts.size} rows of n + 1 = {n + 1})",
+    validation.cells(counts.size * (n + 1), f"log_pmf_rows_beta ({counts.size} rows of n + 1 = {n + 1})",
                     MAX_AUDIT_CELLS)
     return _beta_mechanism(prior, n, epsilon, delta, global_sensitivity).log_pmf_rows(_vectors(counts, n))
 
@@ -305,9 +305,9 @@ def audit_counts(prior, n, epsilon, delta, counts, epsilons=None, orders=()) -> 
     are the *counts* of the two data sets. ``counts`` are integers in ``[0, n - 1]``; at most
     :data:`MAX_AUDIT_CELLS` cells ``2 len(counts) (n + 1)``, computed in blocks of pairs.
     """
-    n = _validate.integer(n, "n", 1)
+    n = validation.integer(n, "n", 1)
     counts = np.unique(_counts_1d(counts, "counts", 0, n - 1))
-    _validate.cells(2 * counts.size * (n + 1), f"audit_counts ({counts.size} pairs at n = {n})", MAX_AUDIT_CELLS)
+    validation.cells(2 * counts.size * (n + 1), f"audit_counts ({counts.size} pairs at n = {n})", MAX_AUDIT_CELLS)
     mech = _beta_mechanism(prior, n, epsilon, delta, False)
     epsilons = [epsilon] if epsilons is None else epsilons
     merged = None
@@ -371,7 +371,7 @@ def audited_guarantee(mech):
     ApproximateDP(epsilon=40.0, delta=1e-06)
     """
     if not isinstance(mech, SmoothedHellinger):
-        raise _validate.ArgumentTypeError(f"mech must be a SmoothedHellinger; got {type(mech).__name__}")
+        raise validation.ArgumentTypeError(f"mech must be a SmoothedHellinger; got {type(mech).__name__}")
     if mech.global_sensitivity:
         return PureDP(mech.epsilon)
     size = mech.cand.shape[0]
@@ -395,7 +395,7 @@ def _row_and_distances(log_pmf_row, hellinger_row):
     lp = _log_pmf_matrix(np.atleast_2d(log_pmf_row), "log_pmf_row")
     if np.ndim(log_pmf_row) != 1:
         raise ValueError(f"log_pmf_row must be 1-D; got shape {np.shape(log_pmf_row)}")
-    h = _validate.nonnegative(hellinger_row, "hellinger_row")
+    h = validation.nonnegative(hellinger_row, "hellinger_row")
     if h.shape != lp[0].shape:
         raise ValueError(f"hellinger_row must have the shape of log_pmf_row, {lp[0].shape}; got {h.shape}")
     return lp, h
@@ -406,11 +406,11 @@ def tail_exact(log_pmf_row, hellinger_row, c) -> np.ndarray:
 
     ``log_pmf_row`` is one normalised log output distribution, ``hellinger_row`` the distance of
     each output to the true posterior (same length, finite, non-negative) and ``c`` finite
-    thresholds (at most ``lib._validate.MAX_CELLS``). Sorted once, O((R + len(c)) log R).
+    thresholds (at most ``lib.validation.MAX_CELLS``). Sorted once, O((R + len(c)) log R).
     """
     lp, h = _row_and_distances(log_pmf_row, hellinger_row)
-    c = np.atleast_1d(_validate.in_range(c, "c", -np.inf, open_low=True))
-    _validate.cells(c.size, "c")
+    c = np.atleast_1d(validation.in_range(c, "c", -np.inf, open_low=True))
+    validation.cells(c.size, "c")
     order = np.argsort(h, kind="stable")
     h_sorted = h[order]
     # tail[i] = sum of p over the outputs from the i-th smallest distance on
@@ -431,12 +431,12 @@ def tail_bounds(hellinger_row, scale, epsilon, c) -> dict:
     ``hellinger_row`` is a finite non-negative 1-D array, ``scale`` and ``epsilon`` positive
     scalars and ``c`` thresholds in ``[0, inf)``.
     """
-    h = _validate.nonnegative(hellinger_row, "hellinger_row")
+    h = validation.nonnegative(hellinger_row, "hellinger_row")
     if h.ndim != 1 or h.size == 0:
         raise ValueError(f"hellinger_row must be a non-empty 1-D array; got shape {h.shape}")
-    scale = _validate.scalar(_validate.positive(scale, "scale"), "scale")
-    epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
-    c = np.atleast_1d(_validate.nonnegative(c, "c"))
+    scale = validation.scalar(validation.positive(scale, "scale"), "scale")
+    epsilon = validation.scalar(validation.positive(epsilon, "epsilon"), "epsilon")
+    c = np.atleast_1d(validation.nonnegative(c, "c"))
     r = h.shape[0]
     log_nl = special.logsumexp(-epsilon * h / (2 * scale))
     return {
@@ -457,7 +457,7 @@ def score_atoms(log_pmf_row, hellinger_row, atol=1e-12):
     output to the true posterior (same shape) and ``atol`` a tolerance in ``[0, 1e-6]``.
     """
     lp, h = _row_and_distances(log_pmf_row, hellinger_row)
-    atol = _validate.scalar(_validate.in_range(atol, "atol", 0.0, 1e-6, open_low=False, open_high=False), "atol")
+    atol = validation.scalar(validation.in_range(atol, "atol", 0.0, 1e-6, open_low=False, open_high=False), "atol")
     order = np.argsort(-h, kind="stable")  # increasing score -h
     score, p = -h[order], np.exp(lp[0][order])
     new_atom = np.concatenate([[True], np.diff(score) > atol])
@@ -485,8 +485,8 @@ def lemma_violation(scores, probs, epsilon, delta, *, shift=0.0, log_dilation=0.
         unmatched images are from being matched: compare with ``atol``); ``matched``: how many
         :math:`T(s)` matched an atom.
     """
-    shift = _validate.scalar(_validate.in_range(shift, "shift", -np.inf, open_low=True), "shift")
-    log_dilation = _validate.scalar(_validate.in_range(log_dilation, "log_dilation", -50.0, 50.0,
+    shift = validation.scalar(validation.in_range(shift, "shift", -np.inf, open_low=True), "shift")
+    log_dilation = validation.scalar(validation.in_range(log_dilation, "log_dilation", -50.0, 50.0,
                                                        open_low=False, open_high=False), "log_dilation")
     out = lemma_violations(scores, probs, epsilon, delta, shift=shift, log_dilation=log_dilation, atol=atol)
     return {"violation": float(out["violation"]), "score": float(out["score"]), "gap": float(out["gap"]),
@@ -511,19 +511,19 @@ def lemma_violations(scores, probs, epsilon, delta, *, shift=0.0, log_dilation=0
     ValueError
         For scores that are not increasing, probabilities outside [0, 1], a non-finite shift, a
         log dilation outside [-50, 50], ``atol`` outside [0, 1e-6], or more than
-        ``lib._validate.MAX_CELLS`` (transform, atom) cells.
+        ``lib.validation.MAX_CELLS`` (transform, atom) cells.
     """
-    s = _validate.in_range(scores, "scores", -np.inf, open_low=True)
-    p = _validate.in_range(probs, "probs", 0.0, 1.0, open_low=False, open_high=False)
+    s = validation.in_range(scores, "scores", -np.inf, open_low=True)
+    p = validation.in_range(probs, "probs", 0.0, 1.0, open_low=False, open_high=False)
     if s.ndim != 1 or s.shape != p.shape or s.size == 0 or np.any(np.diff(s) <= 0):
         raise ValueError("scores must be a non-empty increasing 1-D array and probs the same shape (score_atoms)")
-    epsilon = _validate.scalar(_validate.nonnegative(epsilon, "epsilon"), "epsilon")
-    delta = _validate.scalar(_validate.in_range(delta, "delta", 0.0, 1.0, open_low=False, open_high=False), "delta")
-    shift = _validate.in_range(shift, "shift", -np.inf, open_low=True)
-    log_dilation = _validate.in_range(log_dilation, "log_dilation", -50.0, 50.0, open_low=False, open_high=False)
-    atol = _validate.scalar(_validate.in_range(atol, "atol", 0.0, 1e-6, open_low=False, open_high=False), "atol")
-    shift, log_dilation = _validate.broadcast(shift=shift, log_dilation=log_dilation)
-    _validate.cells(shift.size * s.size, "lemma_violations (transforms x atoms)")
+    epsilon = validation.scalar(validation.nonnegative(epsilon, "epsilon"), "epsilon")
+    delta = validation.scalar(validation.in_range(delta, "delta", 0.0, 1.0, open_low=False, open_high=False), "delta")
+    shift = validation.in_range(shift, "shift", -np.inf, open_low=True)
+    log_dilation = validation.in_range(log_dilation, "log_dilation", -50.0, 50.0, open_low=False, open_high=False)
+    atol = validation.scalar(validation.in_range(atol, "atol", 0.0, 1e-6, open_low=False, open_high=False), "atol")
+    shift, log_dilation = validation.broadcast(shift=shift, log_dilation=log_dilation)
+    validation.cells(shift.size * s.size, "lemma_violations (transforms x atoms)")
     image = (s + shift[..., None]) * np.exp(log_dilation)[..., None]
     j = np.clip(np.searchsorted(s, image), 1, s.size - 1) if s.size > 1 else np.zeros(image.shape, dtype=np.int64)
     near = np.where(np.abs(s[j - 1] - image) < np.abs(s[j] - image), j - 1, j) if s.size > 1 else j
@@ -544,8 +544,8 @@ def proof_delta(epsilon, delta):
     Nissim, Raskhodnikova and Smith, :math:`\\delta/2 + e^{\\varepsilon/2}\\delta/2`. The note concludes
     :math:`+\\delta`; the step is sound only where the value is at most ``delta``.
     """
-    epsilon = _validate.nonnegative(epsilon, "epsilon")
-    delta = _validate.open_unit(delta, "delta")
+    epsilon = validation.nonnegative(epsilon, "epsilon")
+    delta = validation.open_unit(delta, "delta")
     half = np.exp(epsilon / 2) * delta / 2
     return {"as_written": half[()], "both_terms": (half + delta / 2)[()]}
 
@@ -569,18 +569,18 @@ def beta_hockey_stick(u, v, epsilon) -> np.ndarray:
     epsilon : array_like
         :math:`\\varepsilon \\ge 0`, broadcast against the leading axes.
     """
-    u = _validate.vectors(u, "u", positive_entries=True)
-    v = _validate.vectors(v, "v", positive_entries=True)
+    u = validation.vectors(u, "u", positive_entries=True)
+    v = validation.vectors(v, "v", positive_entries=True)
     if u.shape[-1] != 2 or v.shape[-1] != 2:
         raise ValueError("u and v must be Beta parameters (length 2 along the last axis)")
-    u, v = _validate.broadcast(u=u, v=v)
+    u, v = validation.broadcast(u=u, v=v)
     if not np.allclose(u.sum(axis=-1), v.sum(axis=-1), rtol=1e-12, atol=0):
         raise ValueError("u and v must have equal totals u1 + u2 = v1 + v2 (replacement neighbours)")
-    epsilon = _validate.nonnegative(epsilon, "epsilon")
+    epsilon = validation.nonnegative(epsilon, "epsilon")
     s = u[..., 0] - v[..., 0]
     log_b = special.betaln
     k = log_b(v[..., 0], v[..., 1]) - log_b(u[..., 0], u[..., 1])
-    s, k, epsilon = _validate.broadcast(s=s, k=k, epsilon=epsilon)
+    s, k, epsilon = validation.broadcast(s=s, k=k, epsilon=epsilon)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = special.expit((epsilon - k) / s)
     up = s > 0  # p/q increasing in theta: A = {theta > t}
@@ -619,10 +619,10 @@ def dirichlet_worst_delta(r, alpha, n, epsilon, *, counts=None) -> float:
     ``r`` and ``alpha`` are positive scalars, ``epsilon`` a non-negative scalar, ``n`` at most
     :data:`MAX_EXACT_N`, ``counts`` integers in ``[0, n - 1]``.
     """
-    r = _validate.scalar(_validate.positive(r, "r"), "r")
-    alpha = _validate.scalar(_validate.positive(alpha, "alpha"), "alpha")
-    n = _validate.integer(n, "n", 1, MAX_EXACT_N)
-    epsilon = _validate.scalar(_validate.nonnegative(epsilon, "epsilon"), "epsilon")
+    r = validation.scalar(validation.positive(r, "r"), "r")
+    alpha = validation.scalar(validation.positive(alpha, "alpha"), "alpha")
+    n = validation.integer(n, "n", 1, MAX_EXACT_N)
+    epsilon = validation.scalar(validation.nonnegative(epsilon, "epsilon"), "epsilon")
     a = np.arange(n) if counts is None else _counts_1d(counts, "counts", 0, n - 1)
     return float(_pair_deltas(r, alpha, n, epsilon, a).max())
 
@@ -636,10 +636,10 @@ def dirichlet_exact_scale(alpha, n, epsilon, delta) -> float:
         When no ``r`` in [1e-8, 1e3] meets the target, the bisection does not converge, or
         ``n`` exceeds :data:`MAX_EXACT_N`.
     """
-    alpha = _validate.scalar(_validate.positive(alpha, "alpha"), "alpha")
-    n = _validate.integer(n, "n", 1, MAX_EXACT_N)
-    epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
-    delta = _validate.scalar(_validate.open_unit(delta, "delta"), "delta")
+    alpha = validation.scalar(validation.positive(alpha, "alpha"), "alpha")
+    n = validation.integer(n, "n", 1, MAX_EXACT_N)
+    epsilon = validation.scalar(validation.positive(epsilon, "epsilon"), "epsilon")
+    delta = validation.scalar(validation.open_unit(delta, "delta"), "delta")
     # Cutting planes: bisect on a few pairs (the two ends), then check every pair at the
     # result; a violating pair joins the set and the bisection restarts. Exact, and at
     # large n far cheaper than bisecting over all n pairs.

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize, special, stats
 
-from lib import _validate
+from lib import validation
 from lib.mechanisms.dirichlet.calibration import calibrate
 from lib.mechanisms.dirichlet.moments import expected_kl_loss
 from lib.mechanisms.dirichlet.special import log_multivariate_beta
@@ -32,7 +32,7 @@ _CHUNK_ROWS = 1 << 15
 
 
 def _dimension(d) -> np.ndarray:
-    d = _validate.in_range(d, "d", 2.0, open_low=False)
+    d = validation.in_range(d, "d", 2.0, open_low=False)
     if np.any(d != np.round(d)):
         raise ValueError("d must be an integer (the number of categories) in [2, inf)")
     return d
@@ -55,18 +55,18 @@ def min_beta(d, alpha, eta):
     ndarray or float
         :math:`d\\alpha / (e^{\\eta/2} - 1)`, evaluated with ``expm1``.
     """
-    d, alpha, eta = _validate.broadcast(
-        d=_dimension(d), alpha=_validate.positive(alpha, "alpha"), eta=_validate.positive(eta, "eta")
+    d, alpha, eta = validation.broadcast(
+        d=_dimension(d), alpha=validation.positive(alpha, "alpha"), eta=validation.positive(eta, "eta")
     )
     return (d * alpha / np.expm1(eta / 2))[()]
 
 
 def _theorem2_inputs(d, alpha, beta, eta):
-    d, alpha, beta, eta = _validate.broadcast(
+    d, alpha, beta, eta = validation.broadcast(
         d=_dimension(d),
-        alpha=_validate.positive(alpha, "alpha"),
-        beta=_validate.positive(beta, "beta"),
-        eta=_validate.positive(eta, "eta"),
+        alpha=validation.positive(alpha, "alpha"),
+        beta=validation.positive(beta, "beta"),
+        eta=validation.positive(eta, "eta"),
     )
     required = d * alpha / np.expm1(eta / 2)
     short = beta < required * (1 - BETA_RTOL)
@@ -93,7 +93,7 @@ def theorem2_exponent(eta):
     ndarray or float
         The constant :math:`c(\\eta)` with bound :math:`e^{-\\beta c(\\eta)}`.
     """
-    eta = _validate.positive(eta, "eta")
+    eta = validation.positive(eta, "eta")
     return (eta**2 / (2 * (2 + eta) * (4 + 3 * eta)))[()]
 
 
@@ -169,12 +169,12 @@ def chernoff_exponent(t, d, alpha, beta, eta):
     ndarray or float
         :math:`f(t)`.
     """
-    d, alpha, beta, eta, t = _validate.broadcast(
+    d, alpha, beta, eta, t = validation.broadcast(
         d=_dimension(d),
-        alpha=_validate.positive(alpha, "alpha"),
-        beta=_validate.positive(beta, "beta"),
-        eta=_validate.positive(eta, "eta"),
-        t=_validate.nonnegative(t, "t"),
+        alpha=validation.positive(alpha, "alpha"),
+        beta=validation.positive(beta, "beta"),
+        eta=validation.positive(eta, "eta"),
+        t=validation.nonnegative(t, "t"),
     )
     if np.any(t >= beta):
         raise ValueError("t must be in [0, beta) for eq. (21)")
@@ -272,7 +272,7 @@ def lambertw_lower_bound(x):
     ndarray or float
         The lower bound.
     """
-    x = _validate.in_range(x, "x", np.e, open_low=False)
+    x = validation.in_range(x, "x", np.e, open_low=False)
     lx = np.log(x)
     llx = np.log(lx)
     return (lx - llx + llx / (2 * lx))[()]
@@ -291,12 +291,12 @@ def digamma_bounds(x):
     lower, upper : ndarray or float
         :math:`\\log(x - 1/2)` and :math:`\\log x`.
     """
-    x = _validate.in_range(x, "x", 0.5, open_low=True)
+    x = validation.in_range(x, "x", 0.5, open_low=True)
     return np.log(x - 0.5)[()], np.log(x)[()]
 
 
 def _simplex_point(p):
-    p = _validate.vectors(p, "p", positive_entries=False)
+    p = validation.vectors(p, "p", positive_entries=False)
     if p.ndim != 1:
         raise ValueError(f"p must be one probability vector of shape (d,); got shape {p.shape}")
     if abs(p.sum() - 1) > 1e-9:
@@ -331,9 +331,9 @@ def log_moment(t, p, alpha, beta):
         :math:`\\log E[e^{tD_{KL}(p\\|q)}]`, one value per ``t``.
     """
     p = _simplex_point(p)
-    alpha = _validate.scalar(_validate.positive(alpha, "alpha"), "alpha")
-    beta = _validate.scalar(_validate.positive(beta, "beta"), "beta")
-    t = _validate._as_float(t, "t")
+    alpha = validation.scalar(validation.positive(alpha, "alpha"), "alpha")
+    beta = validation.scalar(validation.positive(beta, "beta"), "beta")
+    t = validation._as_float(t, "t")
     limit = beta + alpha / p.max()
     if not np.all(np.isfinite(t)) or np.any(t >= limit):
         raise ValueError(f"t must be finite and in (-inf, beta + alpha / max(p)) = (-inf, {limit:g})")
@@ -366,9 +366,9 @@ def exact_chernoff_bound(p, alpha, beta, eta):
         The bound, in :math:`(0, 1]`.
     """
     p = _simplex_point(p)
-    alpha = _validate.scalar(_validate.positive(alpha, "alpha"), "alpha")
-    beta = _validate.scalar(_validate.positive(beta, "beta"), "beta")
-    eta = _validate.scalar(_validate.positive(eta, "eta"), "eta")
+    alpha = validation.scalar(validation.positive(alpha, "alpha"), "alpha")
+    beta = validation.scalar(validation.positive(beta, "beta"), "beta")
+    eta = validation.scalar(validation.positive(eta, "eta"), "eta")
     limit = beta + alpha / p.max()
 
     def objective(t):
@@ -412,10 +412,10 @@ def sample_kl(p, alpha, beta, size, rng=None):
         Non-negative, finite divergences.
     """
     p = _simplex_point(p)
-    alpha = _validate.scalar(_validate.positive(alpha, "alpha"), "alpha")
-    beta = _validate.scalar(_validate.positive(beta, "beta"), "beta")
-    size = _validate.integer(size, "size")
-    rng = _validate.generator(rng)
+    alpha = validation.scalar(validation.positive(alpha, "alpha"), "alpha")
+    beta = validation.scalar(validation.positive(beta, "beta"), "beta")
+    size = validation.integer(size, "size")
+    rng = validation.generator(rng)
     shape = beta * p + alpha
     support = p > 0
     entropy_part = special.xlogy(p, p).sum()
@@ -452,10 +452,10 @@ def clopper_pearson_lower(k, n, confidence=0.999):
     ndarray or float
         The lower bound.
     """
-    k = _validate.nonnegative(k, "k")
-    n = _validate.in_range(n, "n", 1.0, open_low=False)
-    confidence = _validate.open_unit(confidence, "confidence")
-    k, n, confidence = _validate.broadcast(k=k, n=n, confidence=confidence)
+    k = validation.nonnegative(k, "k")
+    n = validation.in_range(n, "n", 1.0, open_low=False)
+    confidence = validation.open_unit(confidence, "confidence")
+    k, n, confidence = validation.broadcast(k=k, n=n, confidence=confidence)
     if np.any(k > n) or np.any(k != np.round(k)) or np.any(n != np.round(n)):
         raise ValueError("k and n must be whole numbers with 0 <= k <= n")
     safe_k = np.where(k > 0, k, 1.0)
@@ -500,10 +500,10 @@ def sample_complexity(epsilon, lam, d, eta, delta, l2_sq=2.0, linf=1.0):
         :math:`N_f` (a real number; round up for a count).
     """
     d = _dimension(d)
-    eta = _validate.positive(eta, "eta")
-    delta = _validate.open_unit(delta, "delta")
+    eta = validation.positive(eta, "eta")
+    delta = validation.open_unit(delta, "delta")
     r, alpha = calibrate(epsilon, lam, l2_sq, linf)
-    d, eta, delta, r, alpha = _validate.broadcast(d=d, eta=eta, delta=delta, r=np.asarray(r), alpha=np.asarray(alpha))
+    d, eta, delta, r, alpha = validation.broadcast(d=d, eta=eta, delta=delta, r=np.asarray(r), alpha=np.asarray(alpha))
     requirement = d * alpha / np.expm1(eta / 2)
     tail = -np.log(delta) / (eta**2 / (2 * (2 + eta) * (4 + 3 * eta)))
     return (np.maximum(requirement, tail) / r)[()]
@@ -539,11 +539,11 @@ def sample_complexity_rate(epsilon, lam, d, eta):
     ndarray or float
         The rate.
     """
-    epsilon, lam, d, eta = _validate.broadcast(
-        epsilon=_validate.positive(epsilon, "epsilon"),
-        lam=_validate.in_range(lam, "lam", 2.0, open_low=False),
+    epsilon, lam, d, eta = validation.broadcast(
+        epsilon=validation.positive(epsilon, "epsilon"),
+        lam=validation.in_range(lam, "lam", 2.0, open_low=False),
         d=_dimension(d),
-        eta=_validate.positive(eta, "eta"),
+        eta=validation.positive(eta, "eta"),
     )
     large = 1 / (epsilon * eta**2) + d * (lam - 1) / np.expm1(eta / 2)
     small = np.sqrt(lam / epsilon) * (1 / eta**2 + d / np.expm1(eta / 2))
@@ -575,8 +575,8 @@ def kl_moments(p, alpha, beta):
     mean, variance : float
     """
     p = _simplex_point(p)
-    alpha = _validate.scalar(_validate.positive(alpha, "alpha"), "alpha")
-    beta = _validate.scalar(_validate.positive(beta, "beta"), "beta")
+    alpha = validation.scalar(validation.positive(alpha, "alpha"), "alpha")
+    beta = validation.scalar(validation.positive(beta, "beta"), "beta")
     a = beta * p + alpha
     a0 = a.sum()
     mean = expected_kl_loss(p, beta, alpha)
@@ -610,7 +610,7 @@ def cantelli_tail_lower_bound(p, alpha, beta, eta):
     float
         The lower bound, in :math:`[0, 1)`.
     """
-    eta = _validate.scalar(_validate.positive(eta, "eta"), "eta")
+    eta = validation.scalar(validation.positive(eta, "eta"), "eta")
     mean, variance = kl_moments(p, alpha, beta)
     gap = mean - eta
     if gap <= 0:

@@ -10,7 +10,7 @@ import pytest
 
 from lib.mechanisms.gohari import (GohariGuarantee, gohari_calibrate, gohari_delta, gohari_epsilon, gohari_epsilon_at,
                                    gohari_parameters, min_part_cdf)
-from lib.mechanisms.gohari._core import params, union_tail, vertices
+from lib.mechanisms.gohari.core import params, union_tail, vertices
 from lib.mechanisms.gohari.reference import delta_reference, epsilon_reference
 from lib.mechanisms.dirichlet.special import log_multivariate_beta
 

@@ -8,7 +8,7 @@ hostile input.
 * The smoothed-Hellinger mechanism is not pure epsilon-DP in general: its stated guarantee is the
   note's (epsilon, delta), pure only where the exact audit of that setting shows it. The
   counterexample is recomputed here with mpmath, independently of the library.
-* Every public function validates its input as the core does (``lib._validate``): a ValueError or
+* Every public function validates its input as the core does (``lib.validation``): a ValueError or
   TypeError naming the argument, no NaN, no silent truncation, sizes refused up front.
 """
 
@@ -19,7 +19,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from lib import _validate
+from lib import validation
 from lib.experiments import hellinger as hx
 from lib.mechanisms import hellinger as hm
 from lib.theory import hellinger_audit as ha
@@ -409,7 +409,7 @@ def test_hostile_input_raises_naming_the_argument(case):
 def test_type_errors_are_also_value_errors():
     for func, exc, match in CASES.values():
         if exc is TypeError:
-            with pytest.raises(_validate.ArgumentTypeError):
+            with pytest.raises(validation.ArgumentTypeError):
                 func()
 
 

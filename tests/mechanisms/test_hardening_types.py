@@ -1,6 +1,6 @@
 """Issue 11, class 4: strings, booleans and complex numbers are not numbers.
 
-Every real argument goes through ``lib._validate`` (one place); the error is an
+Every real argument goes through ``lib.validation`` (one place); the error is an
 ``ArgumentTypeError``, a TypeError that is also a ValueError (callers that
 catch ValueError keep working), and it names the argument.
 """
@@ -25,7 +25,7 @@ from lib import (
     rdp_to_dp,
     trigamma,
 )
-from lib import _validate
+from lib import validation
 from lib.mechanisms.noise import calibration as noise_calibration
 from lib.mechanisms.noise import clip_and_normalise, laplace_scale
 from lib.mechanisms.gohari import gohari_calibrate
@@ -104,13 +104,13 @@ def test_gohari_mechanism_reports_a_type_error_instead_of_not_attained():
 
 @pytest.mark.parametrize("good", [2, np.int32(2), np.float32(2.0), Fraction(2, 1), np.array(2.0), [2.0]])
 def test_real_numbers_of_every_numeric_type_are_still_accepted(good):
-    out = _validate.positive(good, "x")
+    out = validation.positive(good, "x")
     assert out.dtype == float and float(np.ravel(out)[0]) == 2.0
 
 
 def test_a_float_array_passes_without_a_copy():
     x = np.arange(1.0, 5.0)
-    assert _validate.positive(x, "x") is x
+    assert validation.positive(x, "x") is x
 
 
 def test_release_parameters_refuses_string_counts():

@@ -367,13 +367,13 @@ def test_mixed_bad_rng_is_refused_before_anything_is_computed():
 
 def test_generators_of_every_kind_numpy_accepts():
     """Issue 23/27: a SeedSequence or BitGenerator is taken as numpy's default_rng takes it."""
-    from lib import _validate
+    from lib import validation
 
     seq = np.random.SeedSequence(5)
-    a = _validate.generator(seq).random(3)
-    b = _validate.generator(np.random.PCG64(np.random.SeedSequence(5))).random(3)
+    a = validation.generator(seq).random(3)
+    b = validation.generator(np.random.PCG64(np.random.SeedSequence(5))).random(3)
     assert np.array_equal(a, b) and np.array_equal(a, np.random.default_rng(5).random(3))
     with pytest.raises(ValueError, match="non-negative"):
-        _validate.generator(-1)
+        validation.generator(-1)
     with pytest.raises(TypeError, match="SeedSequence"):
-        _validate.generator("seed")
+        validation.generator("seed")

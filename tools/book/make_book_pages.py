@@ -372,6 +372,7 @@ API_PAGES = {
         "are also the targets a mechanism is calibrated to, the conversion from Rényi DP to "
         "(ε̂, δ)-DP (Appendix B), and the neighbouring histograms the guarantees quantify over."), [
         ("Guarantees and targets", "lib.privacy", ""),
+        ("Validation of arguments", "lib.validation", "The checks every public function runs on its arguments:"),
         (None, "lib.privacy.guarantees", ""),
         ("Accounting (Appendix B)", "lib.privacy.accounting", ""),
         ("Composition of guarantees", "lib.privacy.accountant", ""),
@@ -396,6 +397,7 @@ API_PAGES = {
         ("The Gaussian and Laplace mechanisms, and non-private estimates", "lib.mechanisms.noise", ""),
         (None, "lib.mechanisms.noise.calibration", "Their (ε̂, δ) calibrations (Appendix C):"),
         ("Gohari et al.'s guarantee (Section 2.4)", "lib.mechanisms.gohari", ""),
+        (None, "lib.mechanisms.gohari.core", "The guarantee's computation for one release:"),
         (None, "lib.mechanisms.gohari.batch", "Many calibrations at once, for the experiment grids:"),
         (None, "lib.mechanisms.gohari.mechanism",
          "The mechanism on the protocol, and the calibration of a whole model by basic composition:"),
@@ -422,6 +424,7 @@ API_PAGES = {
         ("Private Bayesian networks (Section 5.2)", "lib.models.bayesian_network", ""),
         ("Mixed naive Bayes", "lib.models.mixed_naive_bayes", ""),
         ("Bayesian logistic regression by posterior sampling", "lib.models.logistic_regression", ""),
+        ("The scikit-learn estimator protocol", "lib.models.estimator", ""),
     ]),
     "theory": ("lib.theory: what the chapters check", (
         "The computations behind the chapters' checks, apart from what users call: privacy "

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lib import _validate
+from lib import validation
 from lib.privacy.accounting import blame_target, dp_to_rdp, search_order, search_order_many
 from lib.mechanisms.dirichlet.order import OrderChoice, fixed_order
 from lib.mechanisms.dirichlet.calibration import calibrate
@@ -69,14 +69,14 @@ def public_reference(n_total, domain_sizes, n_rows, *, exponent=1.0):
     array([[30., 15., 10.],
            [30., 15., 10.]])
     """
-    n_total = _validate.scalar(_validate.positive(n_total, "n_total"), "n_total")
-    sizes = _validate.domain_sizes(domain_sizes)
+    n_total = validation.scalar(validation.positive(n_total, "n_total"), "n_total")
+    sizes = validation.domain_sizes(domain_sizes)
     rows = np.asarray(n_rows)
     if rows.shape != (len(sizes),) or not np.issubdtype(rows.dtype, np.integer) or np.any(rows < 1):
         raise ValueError(f"n_rows must hold one integer in [1, inf) per release ({len(sizes)}); "
                          f"got {n_rows!r}")
-    exponent = _validate.scalar(_validate.nonnegative(exponent, "exponent"), "exponent")
-    _validate.cells(sum(d * k for d, k in zip(sizes, rows.tolist())), "the public reference tables")
+    exponent = validation.scalar(validation.nonnegative(exponent, "exponent"), "exponent")
+    validation.cells(sum(d * k for d, k in zip(sizes, rows.tolist())), "the public reference tables")
     out = []
     for d, k in zip(sizes, rows.tolist()):
         weights = np.arange(1, d + 1, dtype=float) ** -exponent
@@ -88,7 +88,7 @@ def _rows(histograms):
     """Every row with a positive total, grouped by length: list of (n, d) arrays."""
     groups = {}
     for h in histograms:
-        h = _validate.vectors(h, "histograms", positive_entries=False)
+        h = validation.vectors(h, "histograms", positive_entries=False)
         rows = h.reshape(-1, h.shape[-1])
         rows = rows[rows.sum(axis=1) > 0]
         if rows.size:
@@ -112,7 +112,7 @@ def total_expected_kl(histograms, r, alpha):
     r, alpha : array_like
         Algorithm 1's scale and pseudo-count.
     """
-    r, alpha = _validate.broadcast(r=_validate.positive(r, "r"), alpha=_validate.positive(alpha, "alpha"))
+    r, alpha = validation.broadcast(r=validation.positive(r, "r"), alpha=validation.positive(alpha, "alpha"))
     return _summed_kl(_rows(histograms), r, alpha)
 
 
@@ -169,9 +169,9 @@ def model_order(epsilon_hat, delta, histograms, *, n_releases, grid_size=128) ->
     OrderChoice
         ``expected_kl`` is the total over all rows of ``histograms``.
     """
-    eps, dlt = _validate.dp_target(epsilon_hat, delta)
-    m = _validate.integer(n_releases, "n_releases")
-    grid_size = _validate.integer(grid_size, "grid_size", 8)
+    eps, dlt = validation.dp_target(epsilon_hat, delta)
+    m = validation.integer(n_releases, "n_releases")
+    grid_size = validation.integer(grid_size, "grid_size", 8)
     rows = _rows(histograms)
     def loss(lam):  # called once per step of the order search: the rows are grouped once, above
         r, alpha = calibrate(dp_to_rdp(eps, lam, dlt, n_releases=m), lam, L2_SQ, LINF)
@@ -203,13 +203,13 @@ def model_order_many(epsilon_hats, delta, histograms, *, n_releases, grid_size=1
     -------
     list of OrderChoice
     """
-    targets = np.atleast_1d(_validate.positive(epsilon_hats, "epsilon_hats"))
+    targets = np.atleast_1d(validation.positive(epsilon_hats, "epsilon_hats"))
     if targets.ndim != 1:
         raise ValueError(f"epsilon_hats must be a 1-D sequence; got shape {targets.shape}")
-    targets = [_validate.dp_target(e, delta)[0] for e in targets]
-    dlt = _validate.dp_target(targets[0] if targets else 1.0, delta)[1]
-    m = _validate.integer(n_releases, "n_releases")
-    grid_size = _validate.integer(grid_size, "grid_size", 8)
+    targets = [validation.dp_target(e, delta)[0] for e in targets]
+    dlt = validation.dp_target(targets[0] if targets else 1.0, delta)[1]
+    m = validation.integer(n_releases, "n_releases")
+    grid_size = validation.integer(grid_size, "grid_size", 8)
     if not targets:
         return []
     try:
@@ -277,8 +277,8 @@ def dirichlet_order(epsilon_hat, delta, n_releases, *, reference=None, rule="opt
     -------
     OrderChoice
     """
-    eps, dlt = _validate.dp_target(epsilon_hat, delta)
-    m = _validate.integer(n_releases, "n_releases")
+    eps, dlt = validation.dp_target(epsilon_hat, delta)
+    m = validation.integer(n_releases, "n_releases")
     if rule == "optimal":
         if reference is None:
             raise ValueError("reference is required for rule='optimal' (public tables)")

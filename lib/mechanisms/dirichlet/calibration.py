@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from lib import _validate
+from lib import validation
 from lib.mechanisms.dirichlet.special import _trigamma
 
 #: psi'(1) = pi^2 / 6, the largest value psi'(1 + g) can take when g >= 0.
@@ -53,13 +53,13 @@ def _line1_constants(first, first_name, lam, l2_sq, linf, g_factor, count_floor)
     :math:`c` with :math:`\\psi'` evaluated at :math:`1 + c r`, where
     :math:`c r = g(r) + b r` (Remarks 1 and 2), all of one shape.
     """
-    first, lam, l2_sq, linf, g_factor, count_floor = _validate.broadcast(
-        **{first_name: _validate.positive(first, first_name)},
-        lam=_validate.order(lam, "lam"),
-        l2_sq=_validate.positive(l2_sq, "l2_sq"),
-        linf=_validate.positive(linf, "linf"),
-        g_factor=_validate.nonnegative(g_factor, "g_factor"),
-        count_floor=_validate.nonnegative(count_floor, "count_floor"),
+    first, lam, l2_sq, linf, g_factor, count_floor = validation.broadcast(
+        **{first_name: validation.positive(first, first_name)},
+        lam=validation.order(lam, "lam"),
+        l2_sq=validation.positive(l2_sq, "l2_sq"),
+        linf=validation.positive(linf, "linf"),
+        g_factor=validation.nonnegative(g_factor, "g_factor"),
+        count_floor=validation.nonnegative(count_floor, "count_floor"),
     )
     with np.errstate(over="ignore"):
         k = 0.5 * lam * l2_sq

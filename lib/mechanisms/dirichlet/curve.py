@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from lib import _validate
+from lib import validation
 from lib.mechanisms.dirichlet.calibration import calibrate
 from lib.mechanisms.dirichlet.divergence import _excess
 from lib.privacy.accountant import Accountant
@@ -76,10 +76,10 @@ def divergence_term(a, delta, lam):
         If ``a`` is not positive, ``delta`` not finite or not below ``a``, or
         ``lam`` not in :math:`[1, \\infty)`.
     """
-    a = _validate.positive(a, "a")
-    delta = _validate.in_range(delta, "delta", -np.inf, open_low=True)
-    lam = _validate.order(lam, "lam")
-    a, delta, lam = _validate.broadcast(a=a, delta=delta, lam=lam)
+    a = validation.positive(a, "a")
+    delta = validation.in_range(delta, "delta", -np.inf, open_low=True)
+    lam = validation.order(lam, "lam")
+    a, delta, lam = validation.broadcast(a=a, delta=delta, lam=lam)
     if np.any(a - delta <= 0):
         raise ValueError("delta must be below a, so that a - delta = u'_i is in (0, inf)")
     out = np.full(a.shape, np.inf)
@@ -146,10 +146,10 @@ def worst_case_divergence(r, alpha, lam, *, relation: str = "replace"):
     """
     if relation not in RELATIONS:
         raise ValueError(f"relation must be one of {RELATIONS}; got {relation!r}")
-    r, alpha, lam = _validate.broadcast(
-        r=_validate.positive(r, "r"),
-        alpha=_validate.positive(alpha, "alpha"),
-        lam=_validate.order(lam, "lam"),
+    r, alpha, lam = validation.broadcast(
+        r=validation.positive(r, "r"),
+        alpha=validation.positive(alpha, "alpha"),
+        lam=validation.order(lam, "lam"),
     )
     removed = divergence_term(alpha + r, r, lam)  # the bin that loses a record
     added = divergence_term(alpha, -r, lam)  # the bin that gains one
@@ -189,8 +189,8 @@ def order_limit(r, alpha, linf=1.0):
     >>> round(float(order_limit(0.5, 9.0)), 12)
     19.0
     """
-    r, alpha, linf = _validate.broadcast(r=_validate.positive(r, "r"), alpha=_validate.positive(alpha, "alpha"),
-                                         linf=_validate.positive(linf, "linf"))
+    r, alpha, linf = validation.broadcast(r=validation.positive(r, "r"), alpha=validation.positive(alpha, "alpha"),
+                                         linf=validation.positive(linf, "linf"))
     return (1 + alpha / (r * linf))[()]
 
 
@@ -226,8 +226,8 @@ class DirichletCurve:
     relation: str = "replace"
 
     def __post_init__(self):
-        object.__setattr__(self, "r", _validate.scalar(_validate.positive(self.r, "r"), "r"))
-        object.__setattr__(self, "alpha", _validate.scalar(_validate.positive(self.alpha, "alpha"), "alpha"))
+        object.__setattr__(self, "r", validation.scalar(validation.positive(self.r, "r"), "r"))
+        object.__setattr__(self, "alpha", validation.scalar(validation.positive(self.alpha, "alpha"), "alpha"))
         if self.relation not in RELATIONS:
             raise ValueError(f"relation must be one of {RELATIONS}; got {self.relation!r}")
 
@@ -267,8 +267,8 @@ def exact_curve(r, alpha, l2_sq=2.0, linf=1.0):
     >>> exact_curve(0.5, 9.0, l2_sq=3.0) is None
     True
     """
-    l2_sq = _validate.scalar(_validate.positive(l2_sq, "l2_sq"), "l2_sq")
-    linf = _validate.scalar(_validate.positive(linf, "linf"), "linf")
+    l2_sq = validation.scalar(validation.positive(l2_sq, "l2_sq"), "l2_sq")
+    linf = validation.scalar(validation.positive(linf, "linf"), "linf")
     for relation, moved in (("replace", 2.0), ("add-remove", 1.0)):
         if math.isclose(l2_sq, moved * linf**2, rel_tol=1e-12):
             return DirichletCurve(float(r) * linf, alpha, relation)
@@ -336,7 +336,7 @@ def exact_epsilon_hat(r, alpha, delta, *, n_releases=1, relation="replace", orde
     >>> round(exact_epsilon_hat(r, alpha, 1e-5, n_releases=2).epsilon, 2)
     2.76
     """
-    n = _validate.integer(n_releases, "n_releases")
+    n = validation.integer(n_releases, "n_releases")
     curve = DirichletCurve(r, alpha, relation)
     stated = 1 + (curve.limit - 1) / 2  # any order where the curve is finite; the curve is used at all
     return Accountant(orders).add(RenyiDP(stated, float(curve(stated)), curve=curve), count=n).epsilon(delta)
@@ -396,9 +396,9 @@ def calibrate_exact(epsilon_hat, delta, lam, *, n_releases=1, l2_sq=2.0, linf=1.
     True
     """
     eps_hat, delta, n = _target(epsilon_hat, delta, n_releases)
-    lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
-    l2_sq = _validate.scalar(_validate.positive(l2_sq, "l2_sq"), "l2_sq")
-    linf = _validate.scalar(_validate.positive(linf, "linf"), "linf")
+    lam = validation.scalar(validation.order(lam, "lam", strict=True), "lam")
+    l2_sq = validation.scalar(validation.positive(l2_sq, "l2_sq"), "l2_sq")
+    linf = validation.scalar(validation.positive(linf, "linf"), "linf")
     probe = exact_curve(1.0, 1.0, l2_sq, linf)
     if probe is None:
         raise ValueError(f"l2_sq = {l2_sq:g} with linf = {linf:g} are not histogram sensitivities "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from lib import _validate
+from lib import validation
 
 # Stirling series log Gamma(x) = (x - 1/2) log x - x + log(2 pi)/2 + sum_k c_k x^(1 - 2k),
 # c_k = B_2k / (2k (2k - 1)); for x >= _STIRLING_FROM the first seven terms leave an
@@ -209,9 +209,9 @@ def renyi_divergence_dirichlet(u, v, lam, *, below_one=False):
         The divergence, non-negative, ``inf`` where the order-:math:`\\lambda`
         integral diverges.
     """
-    u = _validate.vectors(u, "u", positive_entries=True)
-    v = _validate.vectors(v, "v", positive_entries=True)
-    lam = _validate.positive(lam, "lam") if below_one else _validate.order(lam, "lam")
+    u = validation.vectors(u, "u", positive_entries=True)
+    v = validation.vectors(v, "v", positive_entries=True)
+    lam = validation.positive(lam, "lam") if below_one else validation.order(lam, "lam")
     if u.shape[-1] != v.shape[-1]:
         raise ValueError(
             f"u and v must have the same length d along the last axis; got shapes {u.shape} and {v.shape}"
@@ -299,14 +299,14 @@ def kl_divergence(p, q):
     q = _probability_vectors(q, "q")
     if p.shape[-1] != q.shape[-1]:
         raise ValueError(f"p and q must have the same length d along the last axis; got shapes {p.shape} and {q.shape}")
-    p, q = _validate.broadcast(p=p, q=q)
+    p, q = validation.broadcast(p=p, q=q)
     with np.errstate(divide="ignore"):
         terms = np.where(p > 0, special.xlogy(p, p) - special.xlogy(p, q), 0.0)
     return terms.sum(axis=-1)[()]
 
 
 def _probability_vectors(value, name):
-    arr = _validate.vectors(value, name, positive_entries=False)
+    arr = validation.vectors(value, name, positive_entries=False)
     if np.any(np.abs(arr.sum(axis=-1) - 1) > 1e-9):
         raise ValueError(f"{name} must sum to 1 along its last axis (within 1e-9)")
     return arr

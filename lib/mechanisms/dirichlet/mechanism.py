@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from lib import _validate
+from lib import validation
 from lib.mechanisms.dirichlet.approximate_dp import dirichlet_order, model_order_many, public_reference
 from lib.mechanisms.noise import _normalise_rows
 from lib.mechanisms.dirichlet.calibration import calibrate
@@ -70,10 +70,10 @@ class DirichletMechanism(Mechanism):
     order_rule = "optimal"
 
     def __init__(self, epsilon, lam, l2_sq=2.0, linf=1.0):
-        self.epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
-        self.lam = _validate.scalar(_validate.order(lam, "lam"), "lam")
-        self.l2_sq = _validate.scalar(_validate.positive(l2_sq, "l2_sq"), "l2_sq")
-        self.linf = _validate.scalar(_validate.positive(linf, "linf"), "linf")
+        self.epsilon = validation.scalar(validation.positive(epsilon, "epsilon"), "epsilon")
+        self.lam = validation.scalar(validation.order(lam, "lam"), "lam")
+        self.l2_sq = validation.scalar(validation.positive(l2_sq, "l2_sq"), "l2_sq")
+        self.linf = validation.scalar(validation.positive(linf, "linf"), "linf")
         self.r, self.alpha = (float(v) for v in calibrate(self.epsilon, self.lam, self.l2_sq, self.linf))
 
     @classmethod
@@ -130,8 +130,8 @@ class DirichletMechanism(Mechanism):
         """
         self = cls.__new__(cls)
         self.epsilon = self.lam = self.l2_sq = self.linf = None
-        self.r = _validate.scalar(_validate.positive(r, "r"), "r")
-        self.alpha = _validate.scalar(_validate.positive(alpha, "alpha"), "alpha")
+        self.r = validation.scalar(validation.positive(r, "r"), "r")
+        self.alpha = validation.scalar(validation.positive(alpha, "alpha"), "alpha")
         if guarantee is None:
             guarantee = _theorem_1(self.r, self.alpha)
         if not isinstance(guarantee, Guarantee):
@@ -182,7 +182,7 @@ class DirichletMechanism(Mechanism):
     @classmethod
     def _order_key(cls, target, spec):
         """The key of an order choice in a calibration cache (the target checked first)."""
-        eps = _validate.scalar(_validate.positive(target.epsilon, "epsilon_hat"), "epsilon_hat")
+        eps = validation.scalar(validation.positive(target.epsilon, "epsilon_hat"), "epsilon_hat")
         return ("dirichlet-order", cls.order_rule, eps, target.delta, spec.n_total, tuple(spec.shapes))
 
     @classmethod
@@ -241,7 +241,7 @@ class DirichletMechanism(Mechanism):
         counts : array_like, shape (..., d)
             Non-negative finite counts :math:`f(x)`, ``d >= 2``.
         """
-        counts = _validate.vectors(counts, "counts", positive_entries=False)
+        counts = validation.vectors(counts, "counts", positive_entries=False)
         with np.errstate(over="ignore"):
             out = np.multiply(counts, self.r, order="C")  # a fresh C-ordered array, also for views
             out += self.alpha
@@ -340,7 +340,7 @@ class DirichletMechanism(Mechanism):
         ValueError
             If ``r * counts + alpha`` overflows double precision.
         """
-        rng = _validate.generator(rng)
+        rng = validation.generator(rng)
         # Gamma draws overwrite their own shape parameters (each element depends only
         # on its own parameter), so a release allocates one array of the batch's size.
         y = self.concentration(counts)

@@ -27,15 +27,15 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from lib import _validate
+from lib import validation
 
 
 def _parameters(counts, r, alpha, *, need_total: bool = False):
     """Validate and broadcast; return ``counts, r, alpha, n_f, d`` with ``r``,
     ``alpha`` and ``n_f`` carrying a trailing axis of length one."""
-    counts = _validate.vectors(counts, "counts", positive_entries=False)
-    r = _validate.positive(r, "r")
-    alpha = _validate.positive(alpha, "alpha")
+    counts = validation.vectors(counts, "counts", positive_entries=False)
+    r = validation.positive(r, "r")
+    alpha = validation.positive(alpha, "alpha")
     try:
         batch = np.broadcast_shapes(counts.shape[:-1], r.shape, alpha.shape)
     except ValueError as exc:
@@ -175,7 +175,7 @@ def output_raw_moment(counts, r, alpha, k):
     array([0.14285714, 0.47619048])
     """
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
-        raise _validate.ArgumentTypeError(f"k must be a non-negative integer (at most {MAX_MOMENT_ORDER}); "
+        raise validation.ArgumentTypeError(f"k must be a non-negative integer (at most {MAX_MOMENT_ORDER}); "
                                           f"got {type(k).__name__} {k!r}")
     if not 0 <= k <= MAX_MOMENT_ORDER:
         raise ValueError(f"k must be a non-negative integer, at most {MAX_MOMENT_ORDER}; got {k!r}")
@@ -212,13 +212,13 @@ def expected_kl_loss(counts, r, alpha):
     ndarray or float
         The expected loss, one per histogram / parameter pair.
     """
-    counts = _validate.vectors(counts, "counts", positive_entries=False)
+    counts = validation.vectors(counts, "counts", positive_entries=False)
     total = _finite_totals(counts)
     if np.any(total <= 0):
         raise ValueError("counts must have a positive total along the last axis")
-    r = _validate.positive(r, "r")
-    alpha = _validate.positive(alpha, "alpha")
-    total, r, alpha = _validate.broadcast(total=total, r=r, alpha=alpha)
+    r = validation.positive(r, "r")
+    alpha = validation.positive(alpha, "alpha")
+    total, r, alpha = validation.broadcast(total=total, r=r, alpha=alpha)
     psi = special.digamma(r[..., None] * counts + alpha[..., None])
     return _expected_kl(counts, total, r, alpha, psi)[()]
 

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from lib import _validate
+from lib import validation
 from lib.mechanisms.dirichlet.calibration import calibrate
 from lib.mechanisms.dirichlet.moments import expected_kl_loss
 from lib.privacy.accounting import MAX_BRACKET_STEPS, _target, blame_target, dp_to_rdp, search_order
@@ -46,7 +46,7 @@ class OrderChoice(NamedTuple):
 
 def _reference(counts):
     """A reference histogram: shape (d,), non-negative, positive total."""
-    counts = _validate.vectors(counts, "counts", positive_entries=False)
+    counts = validation.vectors(counts, "counts", positive_entries=False)
     if counts.ndim != 1 or counts.sum() <= 0:
         raise ValueError(f"counts must be one histogram of shape (d,) with a positive total; got {counts.shape}")
     return counts
@@ -114,7 +114,7 @@ def fixed_order(epsilon_hat, delta, *, n_releases=1, l2_sq=2.0, linf=1.0, counts
         hi += 1.0
     else:  # pragma: no cover - the gap is below 0 by log eps = 710
         raise ValueError(f"the fixed rule found no RDP level for epsilon_hat = {eps_hat:g}, delta = {delta:g}")
-    eps = float(np.exp(_validate.brentq(gap, lo, hi, f"the fixed-rule RDP level of epsilon_hat = {eps_hat:g}, "
+    eps = float(np.exp(validation.brentq(gap, lo, hi, f"the fixed-rule RDP level of epsilon_hat = {eps_hat:g}, "
                                         f"delta = {delta:g}", xtol=1e-14, rtol=4 * np.finfo(float).eps)))
     if not 1 + 1 / eps > 1:
         raise ValueError(
@@ -174,10 +174,10 @@ def optimal_order(epsilon_hat, delta, counts, *, n_releases=1, l2_sq=2.0, linf=1
     """
     eps_hat, delta, n = _target(epsilon_hat, delta, n_releases)
     counts = _reference(counts)
-    grid_size = _validate.integer(grid_size, "grid_size", 8)
-    lam_max = 1 / delta if lam_max is None else _validate.scalar(_validate.order(lam_max, "lam_max", strict=True), "lam_max")
-    l2_sq = _validate.scalar(_validate.positive(l2_sq, "l2_sq"), "l2_sq")
-    linf = _validate.scalar(_validate.positive(linf, "linf"), "linf")
+    grid_size = validation.integer(grid_size, "grid_size", 8)
+    lam_max = 1 / delta if lam_max is None else validation.scalar(validation.order(lam_max, "lam_max", strict=True), "lam_max")
+    l2_sq = validation.scalar(validation.positive(l2_sq, "l2_sq"), "l2_sq")
+    linf = validation.scalar(validation.positive(linf, "linf"), "linf")
     def loss(lam):
         r, alpha = calibrate(dp_to_rdp(eps_hat, lam, delta, n_releases=n), lam, l2_sq, linf)
         return expected_kl_loss(counts, r, alpha)

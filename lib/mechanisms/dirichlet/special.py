@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from lib import _validate
+from lib import validation
 
 # Even Bernoulli numbers B_2 ... B_14 of the Euler-Maclaurin tail of eq. (5):
 # sum_{k >= 0} 1/(y + k)^2 = 1/y + 1/(2 y^2) + sum_j B_{2j} / y^(2j + 1).
@@ -83,7 +83,7 @@ def trigamma(x):
     ndarray or float
         :math:`\\psi'(x) = \\sum_{k \\ge 0} (x + k)^{-2}`.
     """
-    return _trigamma(_validate.positive(x, "x"))[()]
+    return _trigamma(validation.positive(x, "x"))[()]
 
 
 def tetragamma(x):
@@ -102,7 +102,7 @@ def tetragamma(x):
     psi2 : ndarray or float
         :math:`\\psi''(x)`, negative at every point.
     """
-    return _trigamma(_validate.positive(x, "x"), derivative=True)[1][()]
+    return _trigamma(validation.positive(x, "x"), derivative=True)[1][()]
 
 
 def trigamma_series(x, n_terms: int, *, tail: bool = False):
@@ -125,9 +125,9 @@ def trigamma_series(x, n_terms: int, *, tail: bool = False):
     ndarray or float
         The truncated series.
     """
-    x = _validate.positive(x, "x")
-    n_terms = _validate.integer(n_terms, "n_terms")
-    _validate.cells(max(x.size, 1) * n_terms, f"trigamma_series with n_terms = {n_terms} at {x.size} points")
+    x = validation.positive(x, "x")
+    n_terms = validation.integer(n_terms, "n_terms")
+    validation.cells(max(x.size, 1) * n_terms, f"trigamma_series with n_terms = {n_terms} at {x.size} points")
     k = np.arange(n_terms)
     total = np.sum(1.0 / (x[..., None] + k) ** 2, axis=-1)
     if tail:
@@ -149,7 +149,7 @@ def trigamma_bounds(x):
         :math:`1/x + 1/(2x^2)` and :math:`1/x + 1/x^2`, which satisfy
         ``lower < trigamma(x) < upper`` for every ``x > 0``.
     """
-    x = _validate.positive(x, "x")
+    x = validation.positive(x, "x")
     return (1 / x + 1 / (2 * x**2))[()], (1 / x + 1 / x**2)[()]
 
 
@@ -167,5 +167,5 @@ def log_multivariate_beta(u):
         :math:`\\log B(u) = \\sum_i \\log\\Gamma(u_i) - \\log\\Gamma(\\sum_i u_i)`
         (Appendix E, below eq. (16)).
     """
-    u = _validate.vectors(u, "u", positive_entries=True)
+    u = validation.vectors(u, "u", positive_entries=True)
     return (special.gammaln(u).sum(axis=-1) - special.gammaln(u.sum(axis=-1)))[()]

@@ -70,8 +70,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lib import _validate
-from lib.mechanisms.gohari._core import (DELTA_FLOOR, EPSILON_HAT_MAX, GAMMA_RTOL, MAX_STEPS, N_TOTAL_MAX, R_MAX, R_RTOL,
+from lib import validation
+from lib.mechanisms.gohari.core import (DELTA_FLOOR, EPSILON_HAT_MAX, GAMMA_RTOL, MAX_STEPS, N_TOTAL_MAX, R_MAX, R_RTOL,
                                          W_CHANGED, GohariGuarantee, GohariParameters, check_delta, check_setting,
                                          check_target, epsilon_hat_at, illinois, params, solve_gamma, union_tail,
                                          vertices)
@@ -124,16 +124,16 @@ def min_part_cdf(gamma, a):
     ndarray
         Shape ``(m, gamma.size)`` (``m = 1`` for a single row), gamma flattened.
     """
-    a = np.atleast_2d(_validate.vectors(a, "a", positive_entries=True))
+    a = np.atleast_2d(validation.vectors(a, "a", positive_entries=True))
     if a.ndim != 2 or a.shape[1] not in (2, 3):
         raise ValueError(f"a must have shape (n,) or (m, n) with n = 2 or 3; got {a.shape}")
-    gamma = _validate.in_range(gamma, "gamma", 0.0, 1 / a.shape[1], open_low=True)
+    gamma = validation.in_range(gamma, "gamma", 0.0, 1 / a.shape[1], open_low=True)
     return union_tail(np.atleast_1d(gamma).ravel(), a)
 
 
 def _check_gamma(gamma, d):
     upper = 0.5 if d == 2 else 1 / 3
-    return _validate.in_range(gamma, "gamma", 0.0, upper, open_low=True, open_high=True)
+    return validation.in_range(gamma, "gamma", 0.0, upper, open_low=True, open_high=True)
 
 
 def gohari_delta(gamma, r, lam, n_total, d, *, min_count=0):
@@ -199,7 +199,7 @@ def gohari_epsilon_at(gamma, r, *, lam, n_total, d, min_count=0):
     ndarray or float
     """
     r, lam, n_total, d, m = check_setting(r, lam, n_total, d, min_count)
-    gamma = _validate.in_range(gamma, "gamma", 0.0, 0.5, open_low=True, open_high=True)
+    gamma = validation.in_range(gamma, "gamma", 0.0, 0.5, open_low=True, open_high=True)
     return np.asarray(epsilon_hat_at(gamma, r, params(r, lam, n_total, d, m)))[()]
 
 def gohari_epsilon(r, delta, *, lam, n_total, d, min_count=0) -> GohariGuarantee:

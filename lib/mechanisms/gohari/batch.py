@@ -16,15 +16,15 @@ import numpy as np
 from scipy import special
 
 from lib.mechanisms.gohari import gohari_calibrate
-from lib.mechanisms.gohari._core import (GAMMA_RTOL, MAX_STEPS, NEGLIGIBLE, R_RTOL, U_NODES, U_WEIGHTS, GohariGuarantee,
+from lib.mechanisms.gohari.core import (GAMMA_RTOL, MAX_STEPS, NEGLIGIBLE, R_RTOL, U_NODES, U_WEIGHTS, GohariGuarantee,
                                          GohariParameters, check_delta, check_setting, check_target, epsilon_hat_at,
                                          params, solve_gamma, vertices)
 
 
 def _union_tail_rows(gamma, a):
-    """:func:`lib.mechanisms.gohari._core.union_tail` with one threshold per problem: ``gamma`` (n,), ``a`` (n, V, P) -> (n, V).
+    """:func:`lib.mechanisms.gohari.core.union_tail` with one threshold per problem: ``gamma`` (n,), ``a`` (n, V, P) -> (n, V).
 
-    The same arithmetic, entry by entry, as :func:`lib.mechanisms.gohari._core.union_tail` of problem
+    The same arithmetic, entry by entry, as :func:`lib.mechanisms.gohari.core.union_tail` of problem
     ``i`` at ``gamma[i]``.
     """
     a0 = a.sum(axis=2, keepdims=True)
@@ -55,12 +55,12 @@ _PAIRS = np.array([[0, 1, 2], [0, 2, 1], [1, 2, 0]]).T
 
 
 def _illinois_many(func, lo, f_lo, hi, f_hi, *, xtol, ftol):
-    """:func:`lib.mechanisms.gohari._core.illinois` for many increasing functions at once, each taking its own steps.
+    """:func:`lib.mechanisms.gohari.core.illinois` for many increasing functions at once, each taking its own steps.
 
     ``func(t, which)`` returns the values of the functions ``which`` at ``t``
     and a mask of those it could evaluate (the others are given up). Returns
     ``(t, failed)``: the root of each function, and which ones were given up or
-    did not converge in the 200 steps of :func:`lib.mechanisms.gohari._core.illinois` (their ``t`` is NaN).
+    did not converge in the 200 steps of :func:`lib.mechanisms.gohari.core.illinois` (their ``t`` is NaN).
     """
     lo, hi, f_lo, f_hi = (np.array(x, float) for x in (lo, hi, f_lo, f_hi))
     t_out = np.where(f_lo == 0, lo, np.where(f_hi == 0, hi, np.nan))
@@ -98,12 +98,12 @@ def _illinois_many(func, lo, f_lo, hi, f_hi, *, xtol, ftol):
 
 
 def _solve_gamma_many(delta, verts, two, pars, d):
-    """:func:`lib.mechanisms.gohari._core.solve_gamma` of many releases of one kind, vectorised; returns ``(gamma, failed)``.
+    """:func:`lib.mechanisms.gohari.core.solve_gamma` of many releases of one kind, vectorised; returns ``(gamma, failed)``.
 
     ``delta``: the target of each release (1-D).
 
     A release whose bracket needs the doubling, halving or underflow steps of
-    :func:`lib.mechanisms.gohari._core.solve_gamma` (rare) is solved by it, alone; one that it cannot
+    :func:`lib.mechanisms.gohari.core.solve_gamma` (rare) is solved by it, alone; one that it cannot
     solve is marked ``failed``.
     """
     n = verts.shape[0]

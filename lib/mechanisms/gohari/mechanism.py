@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lib import _validate
+from lib import validation
 from lib.mechanisms.dirichlet.mechanism import DirichletMechanism
 from lib.mechanisms.gohari import gohari_calibrate
 from lib.mechanisms.gohari.batch import gohari_calibrate_many
@@ -28,10 +28,10 @@ GOHARI_LAM = 5.0
 
 def _setting(epsilon_hat, delta, domain_sizes, n_total, lam):
     """The checked per-release share, sizes, total and order of :func:`gohari_releases`."""
-    sizes = _validate.domain_sizes(domain_sizes)
-    share = ApproximateDP(*_validate.dp_target(epsilon_hat, delta)).split(len(sizes))
-    n_total = _validate.scalar(_validate.positive(n_total, "n_total"), "n_total")
-    lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
+    sizes = validation.domain_sizes(domain_sizes)
+    share = ApproximateDP(*validation.dp_target(epsilon_hat, delta)).split(len(sizes))
+    n_total = validation.scalar(validation.positive(n_total, "n_total"), "n_total")
+    lam = validation.scalar(validation.order(lam, "lam", strict=True), "lam")
     return share, sizes, n_total, lam
 
 
@@ -128,7 +128,7 @@ def gohari_prefill(epsilon_hats, delta, domain_sizes, *, n_total, lam=GOHARI_LAM
     lockstep search (:func:`lib.mechanisms.gohari.batch.gohari_calibrate_many`)
     with the same results; :func:`gohari_releases` then reads them from the cache.
     """
-    targets = np.atleast_1d(_validate.positive(epsilon_hats, "epsilon_hats")).ravel()
+    targets = np.atleast_1d(validation.positive(epsilon_hats, "epsilon_hats")).ravel()
     keys = []
     for e in targets:
         share, sizes, n_total_, lam_ = _setting(e, delta, domain_sizes, n_total, lam)
@@ -207,8 +207,8 @@ class GohariMechanism(DirichletMechanism):
         if not isinstance(guarantee, ApproximateDP):
             raise ValueError(f"guarantee must be an ApproximateDP; got {guarantee!r}")
         self.epsilon = self.lam = self.l2_sq = self.linf = None
-        self.r = _validate.scalar(_validate.positive(r, "r"), "r")
-        self.alpha = _validate.scalar(_validate.positive(alpha, "alpha"), "alpha")
+        self.r = validation.scalar(validation.positive(r, "r"), "r")
+        self.alpha = validation.scalar(validation.positive(alpha, "alpha"), "alpha")
         self._guarantee = guarantee
 
     def __repr__(self) -> str:
@@ -237,7 +237,7 @@ class GohariMechanism(DirichletMechanism):
         # total N (see the class notes): its guarantee is proven with private row totals.
         sizes = cls.flat_sizes(spec)
         # Bad arguments raise here; only an unreachable target is "not attained".
-        epsilon_hat, delta = _validate.dp_target(target.epsilon, target.delta)
+        epsilon_hat, delta = validation.dp_target(target.epsilon, target.delta)
         share = ApproximateDP(epsilon_hat, delta).split(spec.n_releases)
         try:
             found = gohari_releases(epsilon_hat, delta, sizes, n_total=spec.n_total, lam=GOHARI_LAM, cache=cache)

@@ -25,8 +25,8 @@ import numpy as np
 from numpy.polynomial import legendre
 from scipy import special
 
-from lib import _validate
-from lib.mechanisms.gohari._core import W_CHANGED, check_setting
+from lib import validation
+from lib.mechanisms.gohari.core import W_CHANGED, check_setting
 
 
 def _mp_lower_tail(mp, x, a, b):
@@ -93,12 +93,12 @@ def delta_reference(gamma, a, *, dps=50, method="direct"):
     """
     import mpmath as mp
 
-    a = [float(x) for x in _validate.vectors(a, "a", positive_entries=True)]
+    a = [float(x) for x in validation.vectors(a, "a", positive_entries=True)]
     if len(a) not in (2, 3):
         raise ValueError(f"a must have 2 or 3 entries; got {len(a)}")
     if method not in ("direct", "inclusion_exclusion"):
         raise ValueError(f"method must be 'direct' or 'inclusion_exclusion'; got {method!r}")
-    _validate.in_range(gamma, "gamma", 0.0, 1 / len(a), open_low=True)
+    validation.in_range(gamma, "gamma", 0.0, 1 / len(a), open_low=True)
     with mp.workdps(dps):
         g = mp.mpf(float(gamma))
         am = [mp.mpf(x) for x in a]
@@ -175,11 +175,11 @@ def delta_by_fixed_rule(gamma, a, n_nodes):
     ndarray or float
         The fixed-rule value of :math:`\\delta(\\gamma)` (may be negative).
     """
-    gamma = _validate.in_range(gamma, "gamma", 0.0, 1 / 3, open_low=True)
-    a = _validate.vectors(a, "a", positive_entries=True)
+    gamma = validation.in_range(gamma, "gamma", 0.0, 1 / 3, open_low=True)
+    a = validation.vectors(a, "a", positive_entries=True)
     if a.shape != (3,):
         raise ValueError(f"a must have shape (3,); got {a.shape}")
-    n_nodes = _validate.integer(n_nodes, "n_nodes")
+    n_nodes = validation.integer(n_nodes, "n_nodes")
     x, w = legendre.leggauss(int(n_nodes))
     s, ws = 0.5 * (x + 1), 0.5 * w
     u, v = np.meshgrid(s, s, indexing="ij")

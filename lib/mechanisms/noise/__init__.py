@@ -25,7 +25,7 @@ import functools
 
 import numpy as np
 
-from lib import _validate
+from lib import validation
 from lib.mechanisms.noise.calibration import analytic_gaussian_delta, analytic_gaussian_sigma, classical_gaussian_sigma
 from lib.mechanisms.protocol import (L1, L2_SQ, ApproximateDP, Mechanism, ModelCalibration, NotPrivate, PureDP, RenyiDP,
                                      ZeroConcentratedDP, _batchable, _buffer, _logs_of, register)
@@ -62,8 +62,8 @@ def clip_and_normalise(noisy_counts, floor: float = CLIP_FLOOR) -> np.ndarray:
     >>> clip_and_normalise([3.0, -1.0, 1.0], floor=1.0)
     array([0.6, 0.2, 0.2])
     """
-    floor = _validate.scalar(_validate.positive(floor, "floor"), "floor")
-    x = _validate.in_range(noisy_counts, "noisy_counts", -np.inf, open_low=True)  # finite, any sign
+    floor = validation.scalar(validation.positive(floor, "floor"), "floor")
+    x = validation.in_range(noisy_counts, "noisy_counts", -np.inf, open_low=True)  # finite, any sign
     if x.ndim == 0 or x.shape[-1] < 2:
         raise ValueError(
             f"noisy_counts must have at least two entries along its last axis; got shape {x.shape}"
@@ -156,10 +156,10 @@ def laplace_rdp(scale, lam, l1=1.0):
     >>> round(float(laplace_rdp(1.0, lam=2.0)), 6)   # log(2/3 e + 1/3 e^-2)
     0.619124
     """
-    scale = _validate.positive(scale, "scale")
-    lam = _validate.order(lam, "lam", strict=True)
-    l1 = _validate.positive(l1, "l1")
-    scale, lam, l1 = _validate.broadcast(scale=scale, lam=lam, l1=l1)
+    scale = validation.positive(scale, "scale")
+    lam = validation.order(lam, "lam", strict=True)
+    l1 = validation.positive(l1, "l1")
+    scale, lam, l1 = validation.broadcast(scale=scale, lam=lam, l1=l1)
     with np.errstate(over="ignore", under="ignore"):
         s = l1 / scale
     if not np.all(np.isfinite(s)):
@@ -238,9 +238,9 @@ def laplace_scale(epsilon, lam, l1=1.0):
     >>> round(float(laplace_rdp(b, lam=5.0, l1=2.0)), 12)
     0.5
     """
-    epsilon = _validate.positive(epsilon, "epsilon")
-    lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
-    l1 = _validate.scalar(_validate.positive(l1, "l1"), "l1")
+    epsilon = validation.positive(epsilon, "epsilon")
+    lam = validation.scalar(validation.order(lam, "lam", strict=True), "lam")
+    l1 = validation.scalar(validation.positive(l1, "l1"), "l1")
     out = np.empty(epsilon.shape)
     for index, eps in np.ndenumerate(epsilon):
         with np.errstate(over="ignore"):
@@ -260,7 +260,7 @@ def laplace_scale(epsilon, lam, l1=1.0):
                 raise ValueError(f"epsilon = {eps:g} with lam = {lam:g} and l1 = {l1:g} needs a Laplace "
                                  "scale below double precision; lower epsilon or raise l1")
         log_eps = np.log(eps)
-        log_b = _validate.brentq(
+        log_b = validation.brentq(
             lambda t: _laplace_log_rdp(l1 / np.exp(t), lam) - log_eps,
             np.log(lo), np.log(hi), f"the Laplace scale of epsilon = {eps:g}, lam = {lam:g}, l1 = {l1:g}",
             xtol=1e-15, rtol=4 * np.finfo(float).eps,
@@ -285,9 +285,9 @@ class _NoiseMechanism(Mechanism):
     clip_floor = CLIP_FLOOR
 
     def __init__(self, epsilon, lam, floor):
-        self.epsilon = _validate.scalar(_validate.positive(epsilon, "epsilon"), "epsilon")
-        self.lam = _validate.scalar(_validate.order(lam, "lam", strict=True), "lam")
-        self.floor = _validate.scalar(_validate.positive(floor, "floor"), "floor")
+        self.epsilon = validation.scalar(validation.positive(epsilon, "epsilon"), "epsilon")
+        self.lam = validation.scalar(validation.order(lam, "lam", strict=True), "lam")
+        self.floor = validation.scalar(validation.positive(floor, "floor"), "floor")
 
     @classmethod
     def _with_scale(cls, value, floor):
@@ -295,8 +295,8 @@ class _NoiseMechanism(Mechanism):
         self = cls.__new__(cls)
         self.epsilon = self.lam = None
         setattr(self, cls._sensitivity, None)
-        setattr(self, cls._scale, _validate.scalar(_validate.positive(value, cls._scale), cls._scale))
-        self.floor = _validate.scalar(_validate.positive(floor, "floor"), "floor")
+        setattr(self, cls._scale, validation.scalar(validation.positive(value, cls._scale), cls._scale))
+        self.floor = validation.scalar(validation.positive(floor, "floor"), "floor")
         return self
 
     def __repr__(self) -> str:
@@ -316,8 +316,8 @@ class _NoiseMechanism(Mechanism):
         rng : numpy.random.Generator or int or None
             Source of randomness.
         """
-        counts = _validate.vectors(counts, "counts", positive_entries=False)
-        rng = _validate.generator(rng)
+        counts = validation.vectors(counts, "counts", positive_entries=False)
+        rng = validation.generator(rng)
         draw = getattr(rng, self._distribution)
         scale = getattr(self, self._scale)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -421,7 +421,7 @@ class GaussianMechanism(_NoiseMechanism):
 
     def __init__(self, epsilon, lam, l2_sq=2.0, floor=CLIP_FLOOR):
         super().__init__(epsilon, lam, floor)
-        self.l2_sq = _validate.scalar(_validate.positive(l2_sq, "l2_sq"), "l2_sq")
+        self.l2_sq = validation.scalar(validation.positive(l2_sq, "l2_sq"), "l2_sq")
         with np.errstate(over="ignore"):
             self.sigma = float(np.sqrt(self.lam * self.l2_sq / (2 * self.epsilon)))
         if not 0 < self.sigma < np.inf:
@@ -518,7 +518,7 @@ class LaplaceMechanism(_NoiseMechanism):
 
     def __init__(self, epsilon, lam, l1=2.0, floor=CLIP_FLOOR):
         super().__init__(epsilon, lam, floor)
-        self.l1 = _validate.scalar(_validate.positive(l1, "l1"), "l1")
+        self.l1 = validation.scalar(validation.positive(l1, "l1"), "l1")
         self.scale = float(laplace_scale(self.epsilon, self.lam, self.l1))
 
     @classmethod
@@ -676,14 +676,14 @@ class SmoothedEstimate(_Estimate):
     smoothing = 0.1
 
     def __init__(self, smoothing=0.1):
-        self.smoothing = _validate.scalar(_validate.nonnegative(smoothing, "smoothing"), "smoothing")
+        self.smoothing = validation.scalar(validation.nonnegative(smoothing, "smoothing"), "smoothing")
 
     def __repr__(self) -> str:
         return f"SmoothedEstimate(smoothing={self.smoothing:g})"
 
     def log_release(self, counts, rng=None) -> np.ndarray:
         """:math:`\\log(f + a) - \\log\\sum(f + a)` along the last axis (``rng`` is unused)."""
-        counts = _validate.vectors(counts, "counts", positive_entries=False)
+        counts = validation.vectors(counts, "counts", positive_entries=False)
         s = counts + self.smoothing
         if self.smoothing == 0 and np.any(s == 0):
             raise ValueError("counts must be positive where smoothing is 0 (a zero count has no "
@@ -720,7 +720,7 @@ class Uniform(_Estimate):
 
     def log_release(self, counts, rng=None) -> np.ndarray:
         """:math:`-\\log d` everywhere (``rng`` is unused)."""
-        counts = _validate.vectors(counts, "counts", positive_entries=False)
+        counts = validation.vectors(counts, "counts", positive_entries=False)
         return np.full(counts.shape, -np.log(counts.shape[-1]))
 
 

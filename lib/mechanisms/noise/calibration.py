@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from lib import _validate
+from lib import validation
 from lib.privacy.accounting import MAX_BRACKET_STEPS, dp_to_rdp, min_order, search_order
 from lib.privacy.guarantees import PureDP
 from lib.mechanisms.protocol import L1
@@ -85,10 +85,10 @@ def analytic_gaussian_delta(sigma, epsilon_hat, sensitivity):
     >>> round(float(analytic_gaussian_delta(1.0, 0.5, 1.0)), 6)
     0.238422
     """
-    sigma, eps, sens = _validate.broadcast(
-        sigma=_validate.positive(sigma, "sigma"),
-        epsilon_hat=_validate.positive(epsilon_hat, "epsilon_hat"),
-        sensitivity=_validate.positive(sensitivity, "sensitivity"),
+    sigma, eps, sens = validation.broadcast(
+        sigma=validation.positive(sigma, "sigma"),
+        epsilon_hat=validation.positive(epsilon_hat, "epsilon_hat"),
+        sensitivity=validation.positive(sensitivity, "sensitivity"),
     )
     return _gaussian_delta(sigma, eps, sens)
 
@@ -146,8 +146,8 @@ def analytic_gaussian_sigma(epsilon_hat, delta, sensitivity):
     >>> round(float(analytic_gaussian_delta(s, 1.0, 2.0)) / 1e-5, 9)
     1.0
     """
-    eps, dlt = _validate.dp_target(epsilon_hat, delta)
-    sens = _validate.scalar(_validate.positive(sensitivity, "sensitivity"), "sensitivity")
+    eps, dlt = validation.dp_target(epsilon_hat, delta)
+    sens = validation.scalar(validation.positive(sensitivity, "sensitivity"), "sensitivity")
     if eps > GAUSSIAN_EPSILON_HAT_MAX:
         raise ValueError(f"epsilon_hat must be in (0, {GAUSSIAN_EPSILON_HAT_MAX:g}] for the analytic Gaussian "
                          f"calibration (beyond it double precision cannot resolve delta); got {eps:g}")
@@ -174,7 +174,7 @@ def analytic_gaussian_sigma(epsilon_hat, delta, sensitivity):
     else:
         raise ValueError(f"no sigma below {np.exp(hi):.3g} reaches delta = {dlt:g} at epsilon_hat = {eps:g} "
                          f"and sensitivity = {sens:g}; epsilon_hat / sensitivity is beyond double precision")
-    t = _validate.brentq(gap, lo, hi, f"the Gaussian sigma of epsilon_hat = {eps:g}, delta = {dlt:g}",
+    t = validation.brentq(gap, lo, hi, f"the Gaussian sigma of epsilon_hat = {eps:g}, delta = {dlt:g}",
                          xtol=1e-13, rtol=4 * np.finfo(float).eps)
     sigma = float(np.exp(t))
     if not 0 < sigma < np.inf:
@@ -209,8 +209,8 @@ def classical_gaussian_sigma(epsilon_hat, delta, sensitivity):
     here only to show that (the author's code used it for every
     :math:`\\hat\\varepsilon`).
     """
-    eps, dlt = _validate.dp_target(epsilon_hat, delta)
-    sens = _validate.scalar(_validate.positive(sensitivity, "sensitivity"), "sensitivity")
+    eps, dlt = validation.dp_target(epsilon_hat, delta)
+    sens = validation.scalar(validation.positive(sensitivity, "sensitivity"), "sensitivity")
     with np.errstate(over="ignore", under="ignore"):
         sigma = float(np.sqrt(2 * np.log(1.25 / dlt)) * sens / eps)
     if not 0 < sigma < np.inf:
@@ -250,15 +250,15 @@ def rdp_gaussian_sigma(epsilon_hat, delta, sensitivity, *, grid_size=256):
     but looser calibration than :func:`analytic_gaussian_sigma`, kept for the
     comparison.
     """
-    eps, dlt = _validate.dp_target(epsilon_hat, delta)
-    sens = _validate.scalar(_validate.positive(sensitivity, "sensitivity"), "sensitivity")
+    eps, dlt = validation.dp_target(epsilon_hat, delta)
+    sens = validation.scalar(validation.positive(sensitivity, "sensitivity"), "sensitivity")
 
     def log_var(lam):
         return np.log(lam * sens**2 / 2) - np.log(dp_to_rdp(eps, lam, dlt))
 
     lam0 = min_order(eps, dlt)
     _, value = search_order(eps, dlt, log_var, lam_max=lam0 + 1e4 / dlt,
-                            grid_size=_validate.integer(grid_size, "grid_size", 8))
+                            grid_size=validation.integer(grid_size, "grid_size", 8))
     return float(np.exp(value / 2))
 
 
@@ -298,9 +298,9 @@ def laplace_dp_scale(epsilon_hat, n_releases, l1=L1):
     >>> laplace_dp_scale(1.0, 14)
     28.0
     """
-    eps = _validate.scalar(_validate.positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
-    l1 = _validate.scalar(_validate.positive(l1, "l1"), "l1")
-    share = PureDP(eps).split(_validate.integer(n_releases, "n_releases"))
+    eps = validation.scalar(validation.positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
+    l1 = validation.scalar(validation.positive(l1, "l1"), "l1")
+    share = PureDP(eps).split(validation.integer(n_releases, "n_releases"))
     return float(l1 / share.epsilon)
 
 
@@ -326,6 +326,6 @@ def author_laplace_scale(epsilon_hat, delta, l1=L1):
     of ONE release, with :math:`\\delta` entering although the Laplace mechanism
     needs none.
     """
-    eps, dlt = _validate.dp_target(epsilon_hat, delta)
-    l1 = _validate.scalar(_validate.positive(l1, "l1"), "l1")
+    eps, dlt = validation.dp_target(epsilon_hat, delta)
+    l1 = validation.scalar(validation.positive(l1, "l1"), "l1")
     return float(l1 / eps * np.sqrt(np.log(0.5 / dlt) / np.log(1 / dlt)))

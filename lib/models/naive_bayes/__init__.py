@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from lib import _validate
+from lib import validation
 # Scoring lives in lib.models.naive_bayes.scoring; its public functions stay importable from here.
 from lib.models.naive_bayes.scoring import (_chunks, _class_scores, _joint, _model, _one_log_proba, _one_model,  # noqa: F401
                                   accuracy, cross_entropy, log_proba, scores)
 from lib.mechanisms.protocol import ModelCalibration, NotPrivate, ReleaseSpec, get, release_class
-from lib.models._estimator import ClassifierProtocol, not_fitted
+from lib.models.estimator import ClassifierProtocol, not_fitted
 
 
 def _domain(n_values, n_columns, n_classes):
@@ -43,9 +43,9 @@ def _domain(n_values, n_columns, n_classes):
         raise ValueError(
             f"n_values must hold one integer in [2, inf) per column of X ({n_columns}); got {n_values!r}"
         )
-    n_classes = _validate.integer(n_classes, "n_classes", 2)
+    n_classes = validation.integer(n_classes, "n_classes", 2)
     # exact Python integers: a sum of huge int64 values must not wrap around
-    _validate.cells(n_classes * sum(int(v) for v in n_values),
+    validation.cells(n_classes * sum(int(v) for v in n_values),
                     f"a naive Bayes model with n_classes = {n_classes} and sum(n_values) = "
                     f"{sum(int(v) for v in n_values)}", MAX_CELLS)
     return n_values.astype(np.int64), int(n_classes)
@@ -62,14 +62,14 @@ def _codes(X, y, n_values, n_classes):
             f"y must be a 1-D integer array with one entry per row of X; got {y.dtype} {y.shape}"
         )
     n_values, n_classes = _domain(n_values, X.shape[1], n_classes)
-    X = _validate.codes(X, "X", n_values)
-    y = _validate.labels(y, "y", n_classes)
+    X = validation.codes(X, "X", n_values)
+    y = validation.labels(y, "y", n_classes)
     return X, y, n_values, n_classes
 
 
 #: Largest number of cells of a model (classes times the summed domain sizes);
 #: the same cap as :data:`lib.models.bayesian_network.MAX_CELLS`.
-MAX_CELLS = _validate.MAX_CELLS
+MAX_CELLS = validation.MAX_CELLS
 
 
 def count(X, y, n_values, n_classes):
@@ -130,7 +130,7 @@ def model_spec(n_values, n_classes, n_total) -> ReleaseSpec:
     ((1, 2), (2, 2), (2, 3))
     """
     n_values, d = _domain(n_values, np.size(n_values), n_classes)
-    n_total = _validate.integer(n_total, "n_total", 0)
+    n_total = validation.integer(n_total, "n_total", 0)
     return ReleaseSpec(((1, int(d)),) + tuple((int(d), int(v)) for v in n_values), int(n_total), (0,))
 
 
@@ -189,14 +189,14 @@ def release_parameters(class_counts, feature_counts, mechanism, *, n_draws=1, rn
         Natural logarithms of released probabilities; all finite.
     """
     objects = releases_of(mechanism, len(feature_counts) + 1)
-    n_draws = _validate.integer(n_draws, "n_draws")
-    rng = _validate.generator(rng)
+    n_draws = validation.integer(n_draws, "n_draws")
+    rng = validation.generator(rng)
     names = ["class_counts"] + [f"feature_counts[{k}]" for k in range(len(feature_counts))]
-    counts = [_validate._as_float(t, name) for t, name in zip([class_counts, *feature_counts], names)]
+    counts = [validation._as_float(t, name) for t, name in zip([class_counts, *feature_counts], names)]
     # one check of all the tables at once; table by table only to name the one that fails
     if not _nonnegative_finite(counts):
         for t, name in zip(counts, names):
-            _validate.nonnegative(t, name)
+            validation.nonnegative(t, name)
     logs = log_releases(objects, counts, n_draws, rng)
     return logs[0], logs[1:]
 
@@ -562,7 +562,7 @@ class PrivateNaiveBayes(ClassifierProtocol):
                                  f"got {int(X_arr.min())}")
             n_values = np.maximum(X_arr.max(axis=0) + 1, 2)
             # an inferred domain is refused before anything is allocated for it
-            _validate.cells(sum(int(v) for v in n_values),
+            validation.cells(sum(int(v) for v in n_values),
                             f"the domain inferred from X (largest code {int(X_arr.max())})", MAX_CELLS,
                             "; check X or pass the public domain as n_values")
         elif n_values is None:
@@ -581,7 +581,7 @@ class PrivateNaiveBayes(ClassifierProtocol):
                     "or pass n_classes to declare a public domain with empty classes)")
         elif n_classes is None:
             n_classes = 2
-        _validate.generator(self.random_state)   # a bad random_state is refused before anything else
+        validation.generator(self.random_state)   # a bad random_state is refused before anything else
         # the exact counts stay local to fit: they are never stored (see the class Notes)
         class_counts, feature_counts = count(X_arr, y_arr, n_values, n_classes)
         calibration = self._calibrate(cls, n_values, n_classes, len(y_arr))
@@ -617,7 +617,7 @@ class PrivateNaiveBayes(ClassifierProtocol):
         cls = get(self.mechanism)
         n_values, n_classes = self._declared(None, None, None)
         names = ["class_counts"] + [f"feature_counts[{k}]" for k in range(len(feature_counts))]
-        tables = [_validate.nonnegative(_validate._as_float(t, name), name)
+        tables = [validation.nonnegative(validation._as_float(t, name), name)
                   for t, name in zip([class_counts, *feature_counts], names)]
         class_counts, feature_counts = tables[0], tables[1:]
         if not feature_counts or class_counts.ndim != 1 or any(t.ndim != 2 for t in feature_counts):
@@ -644,7 +644,7 @@ class PrivateNaiveBayes(ClassifierProtocol):
                 raise ValueError(f"feature_counts[{k}] must sum over its values to class_counts (every row "
                                  f"has a value of attribute {k}); got row sums {t.sum(axis=1).tolist()} and "
                                  f"class counts {class_counts.tolist()}")
-        _validate.generator(self.random_state)
+        validation.generator(self.random_state)
         classes = _category_list(self.classes, "classes") if self.classes is not None else None
         calibration = self._calibrate(cls, n_values, n_classes, int(class_counts.sum()))
         self._release(calibration, class_counts, feature_counts, n_values, n_classes, classes)
@@ -673,7 +673,7 @@ class PrivateNaiveBayes(ClassifierProtocol):
         n_values = np.asarray(n_values, dtype=np.int64)
         # A Generator built afresh from the seed: the parameter is not changed (scikit-learn's
         # convention), and nothing fitted refers to the generator (see the class Notes).
-        rng = _validate.generator(self.random_state)
+        rng = validation.generator(self.random_state)
         prior, tables = release_parameters(class_counts, feature_counts, calibration, n_draws=1, rng=rng)
         self.calibration_ = calibration
         self.guarantee_ = calibration.guarantee
@@ -691,7 +691,7 @@ class PrivateNaiveBayes(ClassifierProtocol):
         if arr.ndim == 2 and arr.shape[1] != n_features:
             raise ValueError(f"X has {arr.shape[1]} features, but PrivateNaiveBayes is expecting "
                              f"{n_features} features as input (columns of X)")
-        return _validate.codes(arr, "X", self.n_values_)
+        return validation.codes(arr, "X", self.n_values_)
 
     def predict_log_proba(self, X):
         """Log posterior class probabilities, shape (n, d)."""
@@ -725,7 +725,7 @@ class PrivateNaiveBayes(ClassifierProtocol):
         X = self._check_X(X)
         uninformative = getattr(get(self.mechanism), "uninformative", False)
         if rng is not None or uninformative:   # a bad rng is refused whatever the model
-            rng = _validate.generator(rng)
+            rng = validation.generator(rng)
         if uninformative:
             return self.classes_[rng.integers(self.n_classes_, size=X.shape[0])]
         # the unnormalised scores order the classes as the posterior does (_joint's sums, bit for bit)

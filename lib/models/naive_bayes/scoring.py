@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
-from lib import _validate
+from lib import validation
 
 #: Most rows of ``X`` handled at a time by :func:`log_proba`, :func:`scores`,
 #: :func:`lib.models.naive_bayes.count` and :class:`lib.models.naive_bayes.PrivateNaiveBayes`:
@@ -38,11 +38,11 @@ def _model(X, log_prior, log_feature, n_values):
     Returns the codes, the log-prior (B, d), the stacked log-tables as one
     contiguous (sum n_k, B d) matrix and ``n_values``.
     """
-    n_values = _validate.integer_array(n_values, "n_values")
+    n_values = validation.integer_array(n_values, "n_values")
     if n_values.ndim != 1 or n_values.size < 1 or np.any(n_values < 2):
         raise ValueError(f"n_values must be a 1-D array of integers in [2, inf); got {n_values!r}")
-    X = _validate.codes(X, "X", n_values)
-    log_prior = _validate._as_float(log_prior, "log_prior")
+    X = validation.codes(X, "X", n_values)
+    log_prior = validation._as_float(log_prior, "log_prior")
     if log_prior.ndim != 2 or log_prior.shape[1] < 2:
         raise ValueError(f"log_prior must have shape (B, d) with d >= 2; got {log_prior.shape}")
     B, d = log_prior.shape
@@ -266,7 +266,7 @@ def scores(X, y, log_prior, log_feature, n_values):
     """
     X, log_prior, weights, n_values = _model(X, log_prior, log_feature, n_values)
     B, d = log_prior.shape
-    y = _validate.labels(y, "y", d)
+    y = validation.labels(y, "y", d)
     n = X.shape[0]
     if y.shape[0] != n:
         raise ValueError(f"y must hold one label per row of X ({n}); got {y.shape[0]}")
@@ -361,10 +361,10 @@ def _scored(log_probs, y):
     """Validate posterior log-probabilities of shape (..., n, d) and the n labels they score."""
     log_probs = np.asarray(log_probs)
     if log_probs.dtype.kind not in "fiu":
-        raise _validate.ArgumentTypeError(f"log_probs must be real; got dtype {log_probs.dtype}")
+        raise validation.ArgumentTypeError(f"log_probs must be real; got dtype {log_probs.dtype}")
     if log_probs.ndim < 2 or log_probs.shape[-1] < 2:
         raise ValueError(f"log_probs must have shape (..., n, d) with d >= 2; got {log_probs.shape}")
-    y = _validate.labels(y, "y", log_probs.shape[-1])
+    y = validation.labels(y, "y", log_probs.shape[-1])
     if y.shape[0] != log_probs.shape[-2]:
         raise ValueError(f"y must hold one label per row of log_probs ({log_probs.shape[-2]}); got {y.shape[0]}")
     return log_probs, y

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.polynomial import legendre
 from scipy import special
 
-from lib import _validate
+from lib import validation
 from lib.mechanisms.dirichlet.divergence import _lgamma_diff
 
 
@@ -110,12 +110,12 @@ class GohariGuarantee(NamedTuple):
 
 
 def _scalar(value, name, check):
-    return _validate.scalar(check(value, name), name)
+    return validation.scalar(check(value, name), name)
 
 
 def check_target(epsilon_hat):
     """The target :math:`\\hat\\varepsilon` of a calibration as a float in ``(0, EPSILON_HAT_MAX]``."""
-    target = _scalar(epsilon_hat, "epsilon_hat", _validate.positive)
+    target = _scalar(epsilon_hat, "epsilon_hat", validation.positive)
     if target > EPSILON_HAT_MAX:
         raise ValueError(f"epsilon_hat must be in (0, {EPSILON_HAT_MAX:g}] for Gohari et al.'s calibration "
                          f"(larger targets need r so large that the root searches crawl); got {target:g}")
@@ -124,13 +124,13 @@ def check_target(epsilon_hat):
 
 def check_setting(r, lam, n_total, d, min_count):
     """Validate one release's setting; return floats r, lam, n_total, int d, m."""
-    r = _validate.scalar(_validate.in_range(r, "r", 0.0, R_MAX, open_low=True, open_high=False), "r")
-    lam = _validate.scalar(_validate.order(lam, "lam"), "lam")
-    d = _validate.integer(d, "d", 2)
+    r = validation.scalar(validation.in_range(r, "r", 0.0, R_MAX, open_low=True, open_high=False), "r")
+    lam = validation.scalar(validation.order(lam, "lam"), "lam")
+    d = validation.integer(d, "d", 2)
     if min_count not in (0, 1) or isinstance(min_count, bool):
         raise ValueError(f"min_count must be 0 or 1; got {min_count!r}")
-    n_total = _validate.scalar(
-        _validate.in_range(n_total, "n_total", 1.0 + min_count, N_TOTAL_MAX, open_low=False,
+    n_total = validation.scalar(
+        validation.in_range(n_total, "n_total", 1.0 + min_count, N_TOTAL_MAX, open_low=False,
                            open_high=False), "n_total"
     )
     return r, lam, n_total, int(d), int(min_count)
@@ -316,7 +316,7 @@ def _unresolved(delta, par, d):
 
 def check_delta(delta):
     """The target :math:`\\delta` as a float in ``[DELTA_FLOOR, 1)``."""
-    delta = _scalar(delta, "delta", _validate.open_unit)
+    delta = _scalar(delta, "delta", validation.open_unit)
     if delta < DELTA_FLOOR:
         raise ValueError(
             f"delta = {delta:g} is below the floor {DELTA_FLOOR:g} of the double-precision "
