@@ -11,7 +11,7 @@ SANITIZE  := tests/book/nbval_sanitize.cfg
 DIRICHLET_DATA_DIR ?= $(if $(wildcard ../shared/data/uci),$(abspath ../shared/data/uci))
 export DIRICHLET_DATA_DIR
 
-.PHONY: data book test notebooks check-sync unit nbval nbval-fp html browser benchmark benchmark-book clean lab pdf pdf-test wheel-check student
+.PHONY: data book test notebooks check-sync lint unit nbval nbval-fp html browser benchmark benchmark-book clean lab pdf pdf-test wheel-check student
 .DEFAULT_GOAL := test
 
 $(STAMP): requirements.txt pyproject.toml
@@ -32,7 +32,7 @@ html: $(STAMP)
 	$(BIN)/jupyter-book build -W --keep-going --all .
 
 ## test: every check CI runs, in order
-test: data check-sync unit nbval nbval-fp html browser
+test: data check-sync lint unit nbval nbval-fp html browser
 	@echo "make test: all checks passed"
 
 ## data: the eight UCI datasets of Table 1, verified (from DIRICHLET_DATA_DIR, the cache, or UCI)
@@ -56,6 +56,10 @@ check-sync: $(STAMP)
 # OpenBLAS pools spinning on two cores slow the matrix-heavy chapters several times over (chapter 11:
 # 104 s of cell time with the default pools, 34 s with one thread each, in the same run).
 SERIAL_BLAS := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
+
+## lint: ruff over the project's Python (rules and the reason for each exception in ruff.toml)
+lint: $(STAMP)
+	$(BIN)/ruff check lib tests tools benchmarks examples
 
 ## (b) unit tests and the docstring examples of lib
 unit: $(STAMP)
