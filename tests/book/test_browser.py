@@ -189,7 +189,8 @@ document.getElementById("page").onload = function () {{
     doc.querySelectorAll("article img").forEach(function (i) {{
       var box = i.getBoundingClientRect();
       out.images.push({{src: i.getAttribute("src"), right: box.right, view: view,
-                        shown: box.width, natural: i.naturalWidth}});
+                        shown: box.width, natural: i.naturalWidth,
+                        shown_h: box.height, natural_h: i.naturalHeight}});
     }});
     var para = doc.querySelector("article p");
     out.body_px = para ? parseFloat(doc.defaultView.getComputedStyle(para).fontSize) : null;
@@ -244,6 +245,20 @@ def test_on_a_phone_wide_tables_scroll_and_figures_fit(chromium, origin, page, t
         assert t["right"] <= t["view"] + 1 or t["scrolls"], f"{page}: a wide table is cut: {t}"
     for i in layout["images"]:
         assert i["right"] <= i["view"] + 1, f"{page}: figure wider than the screen: {i}"
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+@pytest.mark.parametrize("page", CHAPTER_PAGES)
+def test_figures_keep_their_proportions(chromium, origin, page, width, tmp_path):
+    """Each figure is shown with its picture's own aspect ratio, on a phone and on a desktop: no
+    fixed height left in its style (tools/book/book_build.py, free_heights). The tolerance is the
+    rounding of a box to whole device pixels: one pixel of the smaller side."""
+    layout = _probe(chromium, origin, page, width, tmp_path)
+    shown = [i for i in layout["images"] if i["shown"] > 0 and i["natural_h"] > 0]
+    assert shown, f"{page}: no figure found"
+    for i in shown:
+        ratio = (i["shown"] / i["shown_h"]) / (i["natural"] / i["natural_h"])
+        assert abs(ratio - 1) <= 1.0 / min(i["shown"], i["shown_h"]), f"{page} at {width} px: {i}"
 
 
 @pytest.mark.parametrize("page", CHAPTER_PAGES)

@@ -23,10 +23,20 @@ Loaded by ``_config.yml`` (``sphinx: local_extensions: {book_build: tools/}``).
    the HTML writer then prints no ``caption-number`` for them, while exercises, theorems and the
    like keep whatever numbers their directives ask for. A ``{numref}`` to a figure or table
    would now warn (no number assigned): refer to figures with ``{ref}`` or the paper's label.
+
+3. **Figures keep their proportions at every width.** myst-nb gives each image output the
+   ``width`` and ``height`` its notebook metadata records (matplotlib's size in CSS pixels), and
+   Sphinx writes both into the ``style`` attribute of the ``<img>``, where they override the
+   stylesheet's ``height: auto``: on a phone the width shrinks with the column (``max-width:
+   100%``) and the height does not. :func:`free_heights` drops the height of every image that
+   has a width, so that the browser derives it from the picture's own aspect ratio; the width
+   still caps a figure at its intended size on a wide screen (``tests/book/test_browser.py``
+   checks the ratio at 390 and 1280 px).
 """
 
 from __future__ import annotations
 
+from docutils import nodes
 from sphinx.application import Sphinx
 
 #: The enumerable kinds whose book numbers are removed (Sphinx's built-in figure types).
@@ -54,9 +64,17 @@ def drop_numbers(app: Sphinx, env) -> list[str]:
     return []
 
 
+def free_heights(app: Sphinx, doctree, docname: str) -> None:
+    """Remove the fixed height of every image that also has a width (its aspect ratio decides)."""
+    for image in doctree.findall(nodes.image):
+        if "width" in image.attributes and "height" in image.attributes:
+            del image["height"]
+
+
 def setup(app: Sphinx) -> dict:
     # Late (priority 900): after every extension's setup() registered its nodes.
     app.connect("builder-inited", share_html_visitors, priority=900)
     # Late (priority 900): after Sphinx's TocTreeCollector (priority 500) assigned the numbers.
     app.connect("env-get-updated", drop_numbers, priority=900)
+    app.connect("doctree-resolved", free_heights)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
