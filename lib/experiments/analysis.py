@@ -2,14 +2,15 @@
 
 The chapters call these instead of re-deriving them: :func:`summarise` (mean
 and standard deviation per cell), :func:`pivot` (one column per mechanism) and
-:func:`compare` (the difference of two mechanisms' means with its standard
-error over the repeats).
+:func:`compare` (an alias of :func:`lib.experiments.verdicts.cell_z`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
+from lib.experiments import verdicts
 
 #: The scores a grid can hold, in the column order of :func:`summarise`.
 METRICS = ("cross_entropy", "accuracy", "log_likelihood")
@@ -55,30 +56,6 @@ def pivot(summary: pd.DataFrame, metric: str, stat: str = "mean") -> pd.DataFram
     return summary.pivot_table(index=["dataset", _x(summary)], columns="model", values=column, sort=False)
 
 
-def compare(results: pd.DataFrame, a: str, b: str, metric: str) -> pd.DataFrame:
-    """Mechanism ``a`` against ``b`` in every (dataset, budget) cell, over the repeats.
-
-    The two mechanisms' repeats are independent draws, so the standard error of
-    the difference of their means is :math:`\\sqrt{s_a^2/n_a + s_b^2/n_b}` with
-    the unbiased sample variances (``ddof=1``); ``z`` is the difference over it.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Indexed by (dataset, budget): ``diff`` (mean of ``a`` minus mean of
-        ``b``), ``se`` and ``z``; cells where either has no attained repeat are NaN.
-    """
-    x = _x(results)
-    if metric not in results.columns:
-        raise ValueError(f"results has no column {metric!r}")
-    stats = {}
-    for name in (a, b):
-        rows = results[results.model == name]
-        if not len(rows):
-            raise ValueError(f"results hold no rows of mechanism {name!r}")
-        g = rows.groupby(["dataset", x], sort=False)[metric]
-        stats[name] = pd.DataFrame({"mean": g.mean(), "var": g.var(ddof=1), "n": g.count()})
-    sa, sb = stats[a], stats[b].reindex(stats[a].index)
-    diff = sa["mean"] - sb["mean"]
-    se = np.sqrt(sa["var"] / sa["n"] + sb["var"] / sb["n"])
-    return pd.DataFrame({"diff": diff, "se": se, "z": diff / se})
+#: Alias of :func:`lib.experiments.verdicts.cell_z` (its old name here), kept until every chapter calls
+#: the verdict module.
+compare = verdicts.cell_z

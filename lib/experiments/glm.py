@@ -42,14 +42,13 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy import special
 
 from lib import validation
 
 from lib.mechanisms.protocol import get
 from lib.models.logistic_regression import (BETA0, SAMPLERS, LogisticSampler, Settings, cross_entropy, error_rate,
                                             sample)
-from lib.experiments import schema
+from lib.experiments import schema, verdicts
 from lib.experiments.data import label_column, load
 from lib.experiments.preprocessing import EXCLUDED, SEED, TEST_SIZE, split_rows
 
@@ -323,98 +322,7 @@ def run_splits(load_split, split_seeds, epsilons, lams, n_repeats, *, seed, **kw
     return pd.concat(frames, ignore_index=True)
 
 
-#: The outcomes of :func:`compare`.
-OUTCOMES = ("win", "tie", "loss", "same posterior")
-
-
-def compare(grid, better, worse, *, metric="error", threshold=3.0, by=("lam", "epsilon"), model="method"):
-    """Is ``better``'s mean ``metric`` lower than ``worse``'s in each cell, over releases and splits?
-
-    In each split :math:`s` and cell, :math:`d_s` is the difference of the mean
-    ``metric`` of ``worse`` and of ``better`` over their releases, with variance
-    :math:`v_s = \\mathrm{se}^2_{\\text{better},s} + \\mathrm{se}^2_{\\text{worse},s}`
-    (the releases of the two are independent). Over the :math:`S` splits:
-    :math:`D = \\bar d`, :math:`\\mathrm{se}(D) = \\sqrt{\\sum_s v_s}/S` (the splits
-    are fixed: the test is about the mean over these splits), :math:`z = D/\\mathrm{se}`
-    and its two-sided normal p-value. The outcome is ``"win"`` when
-    :math:`z > ` ``threshold``, ``"loss"`` when :math:`z < -` ``threshold``, else
-    ``"tie"``; and ``"same posterior"`` when the two sample one posterior (equal
-    ``beta, rho, radius`` on every split: their draws are shared, :math:`D = 0`).
-    ``agree`` is the share of splits whose :math:`d_s` has the sign of :math:`D`.
-
-    Parameters
-    ----------
-    grid : pandas.DataFrame
-        Rows of :func:`run_grid` or :func:`run_splits` (a missing ``split`` column is one split); or any frame
-        with the columns ``model``, ``by``, ``metric`` (and ``beta, rho, radius`` to detect shared posteriors).
-    better, worse : str
-        Values of the column ``model``.
-    threshold : float
-        The z beyond which a difference is decided, > 0.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Indexed by ``by``: ``diff, se, z, p, agree, outcome``.
-    """
-    threshold = validation.scalar(validation.positive(threshold, "threshold"), "threshold")
-    by = list(by)
-    g = grid if "split" in grid.columns else grid.assign(split=0)
-    for name in (better, worse):
-        if not (g[model] == name).any():
-            raise ValueError(f"{model} {name!r} is not in the grid")
-    keys = by + ["split"]
-    stats, posteriors = {}, {}
-    for name in (better, worse):
-        rows = g[g[model] == name].groupby(keys)
-        stats[name] = pd.DataFrame({"mean": rows[metric].mean(), "var": rows[metric].var(ddof=1) / rows.size()})
-        posteriors[name] = _posterior_keys(rows)
-    a, b = stats[better].align(stats[worse], join="inner")
-    if a.empty:
-        raise ValueError(f"{better!r} and {worse!r} share no cell of {by} and split")
-    if not (np.isfinite(a["var"]).all() and np.isfinite(b["var"]).all()):
-        raise ValueError("every cell needs at least two releases of each model (a standard error)")
-    same = [posteriors[better].get(i) is not None and posteriors[better].get(i) == posteriors[worse].get(i)
-            for i in a.index]
-    per = pd.DataFrame({"d": b["mean"] - a["mean"], "v": a["var"] + b["var"], "same": same}, index=a.index)
-    cell = per.groupby(by)
-    S = cell.size()
-    out = pd.DataFrame({"diff": cell["d"].mean(), "se": np.sqrt(cell["v"].sum()) / S})
-    same = cell["same"].all()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(out["se"] > 0, out["diff"] / out["se"].where(out["se"] > 0, 1.0),
-                     np.where(out["diff"] == 0, 0.0, np.copysign(np.inf, out["diff"])))
-    out["z"] = np.where(same, 0.0, z)
-    out["p"] = 2 * special.ndtr(-np.abs(out["z"]))
-    overall = np.sign(out["diff"]).reindex(per.index.droplevel("split")).to_numpy()
-    out["agree"] = pd.Series(np.sign(per["d"].to_numpy()) == overall, index=per.index).groupby(by).mean()
-    out["outcome"] = np.select([same, out["z"] > threshold, out["z"] < -threshold], ["same posterior", "win", "loss"],
-                               "tie")
-    return out
-
-
-def _posterior_keys(groups):
-    """For each group of releases, the one posterior ``(beta, rho, radius)`` it sampled, if known and unique."""
-    frame = groups.obj
-    if not {"beta", "rho", "radius"} <= set(frame.columns):
-        return {}
-    k = groups[["beta", "rho", "radius"]]
-    unique = (k.nunique() == 1).all(axis=1)
-    first = k.first()
-    return {i: tuple(first.loc[i]) for i in first.index if unique.loc[i]}
-
-
-def claim_verdict(outcomes) -> str:
-    """The verdict on "better is lower in every cell" from :func:`compare`'s outcomes.
-
-    ``"does not hold"`` if a cell is a loss; ``"holds"`` if every cell where the two
-    sample different posteriors is a win (and there is one); ``"partly"`` otherwise
-    (no loss, but some cells undecided, or no cell where they differ).
-    """
-    o = pd.Series(outcomes)
-    if not o.isin(OUTCOMES).all():
-        raise ValueError(f"outcomes must be among {OUTCOMES}")
-    if (o == "loss").any():
-        return "does not hold"
-    differ = o[o != "same posterior"]
-    return "holds" if len(differ) and (differ == "win").all() else "partly"
+#: Aliases of :mod:`lib.experiments.verdicts` (their old names here), kept until every chapter calls it.
+OUTCOMES = verdicts.OUTCOMES
+compare = verdicts.cells_over_splits
+claim_verdict = verdicts.claim_verdict

@@ -18,7 +18,7 @@ import pandas as pd
 
 from lib import validation
 from lib.models.mixed_naive_bayes import draw, fit_statistics_grid, log_proba, mechanism_class
-from lib.experiments import datasets, schema
+from lib.experiments import datasets, schema, verdicts
 from lib.experiments.data import DATA_ENV, cache_dir, label_column, load
 from lib.experiments.preprocessing import EXCLUDED, SEED, TEST_SIZE, split_rows
 from lib.experiments.public_bounds import bounds_for
@@ -170,42 +170,5 @@ def cross_validate(data, variants, epsilons, *, n_folds=10, n_repeats=1, n_draws
     return pd.concat(frames, ignore_index=True)
 
 
-def paired_cv_test(cv: pd.DataFrame, a: str, b: str, *, test_share: float | None = None) -> pd.DataFrame:
-    """Paired comparison of variants ``a`` and ``b`` over the folds of :func:`cross_validate`, per epsilon.
-
-    Per (repeat, fold) the accuracy of each variant is averaged over its
-    draws and the difference ``a - b`` taken; over the :math:`J` folds of all
-    repeats, the mean difference :math:`\\bar d` is tested against 0 with
-    Nadeau and Bengio's corrected resampled t-test (2003): the folds share
-    training rows, so the variance of :math:`\\bar d` is
-    :math:`(1/J + n_{test}/n_{train})\\,s^2` rather than :math:`s^2/J`, with
-    :math:`J - 1` degrees of freedom. ``test_share`` is
-    :math:`n_{test}/n_{train}` (default :math:`1/(K-1)` for :math:`K` folds).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Index epsilon; columns ``mean`` (of the differences), ``se`` (corrected),
-        ``t``, ``p`` (two-sided), ``folds`` (:math:`J`) and ``verdict``
-        (``"better"``/``"worse"`` at p < 0.05, else ``"no difference"``).
-    """
-    from scipy import stats
-
-    per_fold = cv[cv.variant.isin([a, b])].groupby(["variant", "epsilon", "repeat", "fold"])["accuracy"].mean()
-    wide = per_fold.unstack("variant")
-    if a not in wide or b not in wide:
-        raise ValueError(f"variants {a!r} and {b!r} must both be in cv; got {sorted(cv.variant.unique())}")
-    diff = (wide[a] - wide[b]).dropna()
-    k = int(cv["fold"].max()) + 1
-    share = 1.0 / (k - 1) if test_share is None else float(test_share)
-    rows = {}
-    for eps, d in diff.groupby(level="epsilon"):
-        j = d.size
-        if j < 2:
-            raise ValueError(f"at least 2 folds are needed per epsilon; got {j} at epsilon={eps:g}")
-        se = float(np.sqrt((1.0 / j + share) * d.var(ddof=1)))
-        t = float(d.mean()) / se if se > 0 else np.inf * np.sign(d.mean())
-        p = float(2 * stats.t.sf(abs(t), j - 1))
-        rows[eps] = {"mean": float(d.mean()), "se": se, "t": t, "p": p, "folds": j,
-                     "verdict": "better" if (p < 0.05 and t > 0) else ("worse" if p < 0.05 else "no difference")}
-    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("epsilon")
+#: Alias of :func:`lib.experiments.verdicts.paired_cv_test` (its old name here), kept until chapter 13 calls it.
+paired_cv_test = verdicts.paired_cv_test

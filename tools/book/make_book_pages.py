@@ -449,6 +449,7 @@ API_PAGES = {
         ("The Bayesian networks of Section 5.2", "lib.experiments.networks", ""),
         ("The grid (Section 5, Appendix C)", "lib.experiments.grid", ""),
         (None, "lib.experiments.analysis", ""),
+        ("Verdicts: every comparison of the chapters", "lib.experiments.verdicts", ""),
         (None, "lib.experiments.plotting", ""),
         ("The command line", "lib.experiments.cli", ""),
         ("Logistic-regression experiments (chapter 11)", "lib.experiments.glm", ""),

@@ -1,0 +1,556 @@
+"""Every comparison the chapters make: one function per test, one typed result per verdict.
+
+A chapter never computes a p-value itself: it calls one of the functions below
+and glues the statistic, the p-value or the verdict text of the result.
+
+API summary
+-----------
+Results
+
+* :class:`Verdict` (frozen): ``test`` (the test's name), ``statistic``,
+  ``p_value``, ``verdict`` (the text a chapter glues), ``over`` (what the test
+  runs over: ``"cells"``, ``"splits"``, ``"folds"``, ``"releases"`` or
+  ``"datasets"``), ``which`` (the units, e.g. the split seeds) and ``n``
+  (how many units).
+
+Tests returning one :class:`Verdict`
+
+* :func:`wins_over_cells` ``(z, threshold=3.0)``: the share of cells won
+  (:math:`z >` threshold); "holds" if every cell is won, "does not hold" if
+  fewer than half, else "partly"; p-value of the two-sided sign test of
+  the cells won against the cells lost.
+* :func:`sign_test` ``(diffs, over="datasets")``: two-sided binomial test of the
+  signs of differences (exact zeros left out).
+* :func:`t_over_splits` ``(diffs, which)``: one-sample t-test of the
+  differences over splits (each split one observation).
+* :func:`corrected_t_test` ``(diffs, test_share)``: Nadeau and Bengio's
+  corrected resampled t-test over cross-validation folds.
+* :func:`z_test` ``(x, y)``: two-sample z-test of the means of two sets of
+  independent releases (unbiased variances).
+* :func:`majority_baseline` ``(accuracy, majority, which)``: is a model more
+  accurate than the majority class, over splits (one-sided t-test).
+
+Frames of many comparisons at once (one row per cell, split or budget)
+
+* :func:`cell_z` ``(results, a, b, metric)``: per (dataset, budget) cell of a
+  grid, ``a`` minus ``b`` over the repeats: ``diff, se, z``.
+* :func:`cells_over_splits` ``(grid, better, worse, ...)``: per cell, the
+  difference pooled over splits with its z and outcome
+  (:data:`OUTCOMES`); :func:`claim_verdict` reads the outcomes.
+* :func:`over_splits` ``(table, a, b)``: per dataset, the t-test of
+  :func:`t_over_splits` (``diff, se, t, p``).
+* :func:`paired_cv_test` ``(cv, a, b)``: per budget, the test of
+  :func:`corrected_t_test` on a cross-validation frame
+  (``mean, se, t, p, folds, verdict``).
+* :func:`z_by_group` ``(frame, by, a, b)``: per group, :func:`z_test`'s ``diff, se, z``.
+
+Other helpers
+
+* :func:`majority_accuracy` ``(y_test, y_train=None)``: the accuracy of
+  always predicting the majority class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import special, stats
+
+from lib import validation
+
+#: What a verdict can be over.
+OVER = ("cells", "splits", "folds", "releases", "datasets")
+
+#: The outcomes of :func:`cells_over_splits`.
+OUTCOMES = ("win", "tie", "loss", "same posterior")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The result of one comparison.
+
+    Attributes
+    ----------
+    test : str
+        The test, in words (e.g. ``"two-sided sign test"``).
+    statistic : float
+        Its statistic (a count, a share, t or z).
+    p_value : float
+        Its p-value (NaN where the test has none, e.g. no decided unit).
+    verdict : str
+        The text a chapter glues.
+    over : str
+        What the test runs over: one of :data:`OVER`.
+    which : tuple
+        The units it runs over (split seeds, datasets, cells), when named.
+    n : int
+        The number of units.
+    estimate : float
+        The compared quantity (a mean difference), NaN for a count test.
+    se : float
+        Its standard error as the test uses it, NaN for a count test.
+    """
+
+    test: str
+    statistic: float
+    p_value: float
+    verdict: str
+    over: str
+    which: tuple = ()
+    n: int = 0
+    estimate: float = float("nan")
+    se: float = float("nan")
+
+    def __post_init__(self):
+        if self.over not in OVER:
+            raise ValueError(f"over must be one of {OVER}; got {self.over!r}")
+
+
+def _direction(statistic, p, alpha, words=("higher", "lower", "no difference")):
+    """``words[0]`` if significant and positive, ``words[1]`` if significant and negative, else ``words[2]``."""
+    if p < alpha and statistic > 0:
+        return words[0]
+    return words[1] if p < alpha else words[2]
+
+
+def _alpha(alpha):
+    return validation.scalar(validation.open_unit(alpha, "alpha"), "alpha")
+
+
+def _vector(values, name):
+    arr = np.asarray(values, dtype=float) if not isinstance(values, (pd.Series, pd.DataFrame)) \
+        else values.to_numpy(dtype=float)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional; got shape {arr.shape}")
+    return arr
+
+
+# ------------------------------------------------------------------ cells of a grid
+
+
+def cell_z(results: pd.DataFrame, a: str, b: str, metric: str) -> pd.DataFrame:
+    """Mechanism ``a`` against ``b`` in every (dataset, budget) cell, over the repeats.
+
+    The two mechanisms' repeats are independent draws, so the standard error of
+    the difference of their means is :math:`\\sqrt{s_a^2/n_a + s_b^2/n_b}` with
+    the unbiased sample variances (``ddof=1``); ``z`` is the difference over it.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        A grid frame (:func:`lib.experiments.engine.run`): columns ``dataset``,
+        ``model``, the budget (``epsilon`` or ``epsilon_hat``) and ``metric``.
+    a, b : str
+        Values of ``model``.
+    metric : str
+        A score column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (dataset, budget): ``diff`` (mean of ``a`` minus mean of
+        ``b``), ``se`` and ``z``; cells where either has no attained repeat are NaN.
+    """
+    x = "epsilon_hat" if "epsilon_hat" in results.columns else "epsilon"
+    if metric not in results.columns:
+        raise ValueError(f"results has no column {metric!r}")
+    moments = {}
+    for name in (a, b):
+        rows = results[results.model == name]
+        if not len(rows):
+            raise ValueError(f"results hold no rows of mechanism {name!r}")
+        g = rows.groupby(["dataset", x], sort=False)[metric]
+        moments[name] = pd.DataFrame({"mean": g.mean(), "var": g.var(ddof=1), "n": g.count()})
+    sa, sb = moments[a], moments[b].reindex(moments[a].index)
+    diff = sa["mean"] - sb["mean"]
+    se = np.sqrt(sa["var"] / sa["n"] + sb["var"] / sb["n"])
+    return pd.DataFrame({"diff": diff, "se": se, "z": diff / se})
+
+
+def wins_over_cells(z, threshold: float = 3.0) -> Verdict:
+    """Does one mechanism win every cell? The z-scores of :func:`cell_z` read as a verdict.
+
+    A cell is won where :math:`z >` ``threshold``, lost where :math:`z < -`
+    ``threshold``, undecided otherwise. The verdict is ``"holds"`` if every cell
+    is won, ``"does not hold"`` if fewer than half are, else ``"partly"``; the
+    statistic is the share of cells won, and the p-value is the two-sided sign
+    test (binomial, :math:`p = 1/2`) of the cells won against the cells lost
+    (NaN if no cell is decided).
+
+    Parameters
+    ----------
+    z : array_like or pandas.Series
+        One z-score per cell (finite).
+    threshold : float
+        > 0.
+    """
+    threshold = validation.scalar(validation.positive(threshold, "threshold"), "threshold")
+    values = _vector(z, "z")
+    if values.size == 0:
+        raise ValueError("z must hold at least one cell")
+    validation.in_range(values, "z", -np.inf, open_low=True)
+    won, lost = int((values > threshold).sum()), int((values < -threshold).sum())
+    share = won / values.size
+    verdict = "holds" if won == values.size else ("does not hold" if share < 0.5 else "partly")
+    p = stats.binomtest(won, won + lost).pvalue if won + lost else np.nan
+    which = tuple(z.index) if isinstance(z, pd.Series) else ()
+    return Verdict(f"wins over cells (z > {threshold:g})", share, float(p), verdict, "cells", which, values.size)
+
+
+def cells_over_splits(grid, better, worse, *, metric="error", threshold=3.0, by=("lam", "epsilon"), model="method"):
+    """Is ``better``'s mean ``metric`` lower than ``worse``'s in each cell, over releases and splits?
+
+    In each split :math:`s` and cell, :math:`d_s` is the difference of the mean
+    ``metric`` of ``worse`` and of ``better`` over their releases, with variance
+    :math:`v_s = \\mathrm{se}^2_{\\text{better},s} + \\mathrm{se}^2_{\\text{worse},s}`
+    (the releases of the two are independent). Over the :math:`S` splits:
+    :math:`D = \\bar d`, :math:`\\mathrm{se}(D) = \\sqrt{\\sum_s v_s}/S` (the splits
+    are fixed: the test is about the mean over these splits), :math:`z = D/\\mathrm{se}`
+    and its two-sided normal p-value. The outcome is ``"win"`` when
+    :math:`z > ` ``threshold``, ``"loss"`` when :math:`z < -` ``threshold``, else
+    ``"tie"``; and ``"same posterior"`` when the two sample one posterior (equal
+    ``beta, rho, radius`` on every split: their draws are shared, :math:`D = 0`).
+    ``agree`` is the share of splits whose :math:`d_s` has the sign of :math:`D`.
+
+    Parameters
+    ----------
+    grid : pandas.DataFrame
+        Rows of a logistic-regression grid (a missing ``split`` column is one split); or any frame
+        with the columns ``model``, ``by``, ``metric`` (and ``beta, rho, radius`` to detect shared posteriors).
+    better, worse : str
+        Values of the column ``model``.
+    threshold : float
+        The z beyond which a difference is decided, > 0.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``by``: ``diff, se, z, p, agree, outcome``.
+    """
+    threshold = validation.scalar(validation.positive(threshold, "threshold"), "threshold")
+    by = list(by)
+    g = grid if "split" in grid.columns else grid.assign(split=0)
+    for name in (better, worse):
+        if not (g[model] == name).any():
+            raise ValueError(f"{model} {name!r} is not in the grid")
+    keys = by + ["split"]
+    moments, posteriors = {}, {}
+    for name in (better, worse):
+        rows = g[g[model] == name].groupby(keys)
+        moments[name] = pd.DataFrame({"mean": rows[metric].mean(), "var": rows[metric].var(ddof=1) / rows.size()})
+        posteriors[name] = _posterior_keys(rows)
+    a, b = moments[better].align(moments[worse], join="inner")
+    if a.empty:
+        raise ValueError(f"{better!r} and {worse!r} share no cell of {by} and split")
+    if not (np.isfinite(a["var"]).all() and np.isfinite(b["var"]).all()):
+        raise ValueError("every cell needs at least two releases of each model (a standard error)")
+    same = [posteriors[better].get(i) is not None and posteriors[better].get(i) == posteriors[worse].get(i)
+            for i in a.index]
+    per = pd.DataFrame({"d": b["mean"] - a["mean"], "v": a["var"] + b["var"], "same": same}, index=a.index)
+    cell = per.groupby(by)
+    S = cell.size()
+    out = pd.DataFrame({"diff": cell["d"].mean(), "se": np.sqrt(cell["v"].sum()) / S})
+    same = cell["same"].all()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(out["se"] > 0, out["diff"] / out["se"].where(out["se"] > 0, 1.0),
+                     np.where(out["diff"] == 0, 0.0, np.copysign(np.inf, out["diff"])))
+    out["z"] = np.where(same, 0.0, z)
+    out["p"] = 2 * special.ndtr(-np.abs(out["z"]))
+    overall = np.sign(out["diff"]).reindex(per.index.droplevel("split")).to_numpy()
+    out["agree"] = pd.Series(np.sign(per["d"].to_numpy()) == overall, index=per.index).groupby(by).mean()
+    out["outcome"] = np.select([same, out["z"] > threshold, out["z"] < -threshold], ["same posterior", "win", "loss"],
+                               "tie")
+    return out
+
+
+def _posterior_keys(groups):
+    """For each group of releases, the one posterior ``(beta, rho, radius)`` it sampled, if known and unique."""
+    frame = groups.obj
+    if not {"beta", "rho", "radius"} <= set(frame.columns):
+        return {}
+    k = groups[["beta", "rho", "radius"]]
+    unique = (k.nunique() == 1).all(axis=1)
+    first = k.first()
+    return {i: tuple(first.loc[i]) for i in first.index if unique.loc[i]}
+
+
+def claim_verdict(outcomes) -> str:
+    """The verdict on "better is lower in every cell" from :func:`cells_over_splits`'s outcomes.
+
+    ``"does not hold"`` if a cell is a loss; ``"holds"`` if every cell where the two
+    sample different posteriors is a win (and there is one); ``"partly"`` otherwise
+    (no loss, but some cells undecided, or no cell where they differ).
+    """
+    o = pd.Series(outcomes)
+    if not o.isin(OUTCOMES).all():
+        raise ValueError(f"outcomes must be among {OUTCOMES}")
+    if (o == "loss").any():
+        return "does not hold"
+    differ = o[o != "same posterior"]
+    return "holds" if len(differ) and (differ == "win").all() else "partly"
+
+
+# ------------------------------------------------------------------ signs, splits, folds, releases
+
+
+def sign_test(diffs, *, over: str = "datasets", alpha: float = 0.05) -> Verdict:
+    """Two-sided binomial test of the signs of ``diffs`` (exact zeros, ties, left out).
+
+    Under "no difference" each nonzero difference is positive with probability
+    1/2. The statistic is the number of positive differences; the verdict is
+    ``"more often positive"`` / ``"more often negative"`` at ``p < alpha``,
+    else ``"no difference"``. Eight positive of eight gives :math:`p = 2^{-7}`.
+
+    Parameters
+    ----------
+    diffs : array_like or pandas.Series
+        One difference per unit (a Series names its units in ``which``).
+    over : str
+        What the units are (one of :data:`OVER`).
+    """
+    alpha = _alpha(alpha)
+    values = _vector(diffs, "diffs")
+    validation.in_range(values, "diffs", -np.inf, open_low=True)
+    up, nonzero = int((values > 0).sum()), int((values != 0).sum())
+    if nonzero == 0:
+        raise ValueError("diffs must hold at least one nonzero difference (the sign test leaves out ties)")
+    p = float(stats.binomtest(up, nonzero).pvalue)
+    verdict = _direction(up - nonzero / 2, p, alpha, ("more often positive", "more often negative", "no difference"))
+    which = tuple(diffs.index) if isinstance(diffs, pd.Series) else ()
+    return Verdict("two-sided sign test", float(up), p, verdict, over, which, nonzero)
+
+
+def t_over_splits(diffs, which=(), *, alpha: float = 0.05) -> Verdict:
+    """One-sample two-sided t-test of paired differences over splits (each split one observation).
+
+    The variation of the data between splits, as well as of the noise, is in
+    the test: :math:`t = \\bar d / (s/\\sqrt S)` with :math:`S - 1` degrees of
+    freedom. Verdict ``"higher"`` / ``"lower"`` at ``p < alpha``, else ``"no difference"``.
+
+    Parameters
+    ----------
+    diffs : array_like
+        One difference per split (at least two).
+    which : sequence
+        The splits (their seeds), recorded in the result.
+    """
+    alpha = _alpha(alpha)
+    values = _vector(diffs, "diffs")
+    if values.size < 2:
+        raise ValueError(f"diffs must hold at least 2 splits; got {values.size}")
+    validation.in_range(values, "diffs", -np.inf, open_low=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        res = stats.ttest_1samp(values, 0.0)
+    t, p = float(res.statistic), float(res.pvalue)
+    se = float(values.std(ddof=1) / np.sqrt(values.size))
+    return Verdict("one-sample t-test over splits", t, p, _direction(t, p, alpha) if np.isfinite(p) else
+                   "no difference", "splits", tuple(which), values.size, float(values.mean()), se)
+
+
+def over_splits(table: pd.DataFrame, a: str, b: str, *, order=None) -> pd.DataFrame:
+    """Per dataset, ``a - b`` over the splits: the mean, its standard error, t and the two-sided p.
+
+    The test of :func:`t_over_splits` on every dataset at once.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Indexed by (dataset, split), one column per model (e.g. its mean accuracy on that split).
+    a, b : str
+        Columns of ``table``.
+    order : sequence, optional
+        The datasets, in the order of the result (default: as in ``table``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by dataset: ``diff`` (an exact tie, within 1e-12, is 0: accuracies are
+        counts of test rows, whose means can cancel), ``se``, ``t`` and ``p``; a dataset
+        whose differences are all equal has NaN ``t`` and ``p``.
+    """
+    for name in (a, b):
+        if name not in table.columns:
+            raise ValueError(f"table has no column {name!r}; its columns are {list(table.columns)}")
+    d = (table[a] - table[b]).unstack("split")
+    if order is not None:
+        d = d.reindex(list(order))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = stats.ttest_1samp(d.to_numpy(), 0.0, axis=1)
+    diff = d.mean(axis=1)
+    return pd.DataFrame({"diff": diff.where(diff.abs() > 1e-12, 0.0), "se": d.sem(axis=1),
+                         "t": t.statistic, "p": t.pvalue})
+
+
+def corrected_t_test(diffs, test_share: float, *, alpha: float = 0.05,
+                     words=("better", "worse", "no difference")) -> Verdict:
+    """Nadeau and Bengio's corrected resampled t-test (2003) over cross-validation folds.
+
+    The folds share training rows, so the variance of the mean difference
+    :math:`\\bar d` over :math:`J` folds is :math:`(1/J + n_{test}/n_{train})\\,s^2`
+    rather than :math:`s^2/J`; :math:`t = \\bar d / \\mathrm{se}` with
+    :math:`J - 1` degrees of freedom, two-sided.
+
+    Parameters
+    ----------
+    diffs : array_like
+        One difference per fold (at least two).
+    test_share : float
+        :math:`n_{test}/n_{train}` (:math:`1/(K-1)` for :math:`K`-fold cross-validation), >= 0.
+    words : three str
+        The verdict for a significant positive, significant negative and undecided difference.
+    """
+    alpha = _alpha(alpha)
+    share = validation.scalar(validation.nonnegative(test_share, "test_share"), "test_share")
+    d = _vector(diffs, "diffs")
+    j = d.size
+    if j < 2:
+        raise ValueError(f"at least 2 folds are needed; got {j}")
+    validation.in_range(d, "diffs", -np.inf, open_low=True)
+    mean = float(d.mean())
+    se = float(np.sqrt((1.0 / j + share) * d.var(ddof=1)))
+    t = mean / se if se > 0 else np.inf * np.sign(mean)
+    p = float(2 * stats.t.sf(abs(t), j - 1))
+    return Verdict("corrected resampled t-test (Nadeau-Bengio)", t, p, _direction(t, p, alpha, words), "folds",
+                   (), j, mean, se)
+
+
+def paired_cv_test(cv: pd.DataFrame, a: str, b: str, *, test_share: float | None = None) -> pd.DataFrame:
+    """Paired comparison of variants ``a`` and ``b`` over the folds of a cross-validation, per epsilon.
+
+    Per (repeat, fold) the accuracy of each variant is averaged over its
+    draws and the difference ``a - b`` taken; over the :math:`J` folds of all
+    repeats, :func:`corrected_t_test` with ``test_share`` (default
+    :math:`1/(K-1)` for :math:`K` folds).
+
+    Parameters
+    ----------
+    cv : pandas.DataFrame
+        Columns ``variant, epsilon, repeat, fold, accuracy``
+        (:func:`lib.experiments.tasks.mixed_naive_bayes.cross_validate`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index epsilon; columns ``mean`` (of the differences), ``se`` (corrected),
+        ``t``, ``p`` (two-sided), ``folds`` (:math:`J`) and ``verdict``
+        (``"better"``/``"worse"`` at p < 0.05, else ``"no difference"``).
+    """
+    per_fold = cv[cv.variant.isin([a, b])].groupby(["variant", "epsilon", "repeat", "fold"])["accuracy"].mean()
+    wide = per_fold.unstack("variant")
+    if a not in wide or b not in wide:
+        raise ValueError(f"variants {a!r} and {b!r} must both be in cv; got {sorted(cv.variant.unique())}")
+    diff = (wide[a] - wide[b]).dropna()
+    k = int(cv["fold"].max()) + 1
+    share = 1.0 / (k - 1) if test_share is None else float(test_share)
+    rows = {}
+    for eps, d in diff.groupby(level="epsilon"):
+        if d.size < 2:
+            raise ValueError(f"at least 2 folds are needed per epsilon; got {d.size} at epsilon={eps:g}")
+        v = corrected_t_test(d.to_numpy(), share)
+        rows[eps] = {"mean": v.estimate, "se": v.se, "t": v.statistic, "p": v.p_value, "folds": v.n,
+                     "verdict": v.verdict}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("epsilon")
+
+
+def z_test(x, y, *, alpha: float = 0.05, which=()) -> Verdict:
+    """Two-sample z-test of mean(x) - mean(y) over independent releases.
+
+    :math:`z = (\\bar x - \\bar y) / \\sqrt{s_x^2/n_x + s_y^2/n_y}` with the
+    unbiased variances (``ddof=1``); two-sided normal p-value. Verdict
+    ``"higher"`` / ``"lower"`` at ``p < alpha``, else ``"no difference"``.
+
+    Parameters
+    ----------
+    x, y : array_like
+        The scores of two sets of releases (at least two each).
+    """
+    alpha = _alpha(alpha)
+    a, b = _vector(x, "x"), _vector(y, "y")
+    for arr, name in ((a, "x"), (b, "y")):
+        if arr.size < 2:
+            raise ValueError(f"{name} must hold at least 2 releases; got {arr.size}")
+        validation.in_range(arr, name, -np.inf, open_low=True)
+    diff = a.mean() - b.mean()
+    se = np.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
+    z = diff / se
+    p = float(2 * special.ndtr(-abs(z)))
+    return Verdict("two-sample z-test", float(z), p, _direction(z, p, alpha), "releases", tuple(which),
+                   a.size + b.size, float(diff), float(se))
+
+
+def z_by_group(frame: pd.DataFrame, by, a, b, *, column: str, metric: str) -> pd.DataFrame:
+    """Per group of ``by``, the two-sample z of ``metric`` between the rows with ``column == a`` and ``== b``.
+
+    The standard error is :math:`\\sqrt{\\mathrm{sem}_a^2 + \\mathrm{sem}_b^2}`
+    (the two sets of releases independent, ``ddof=1``), as in :func:`z_test`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``by``: ``diff``, ``se``, ``z``.
+    """
+    by = [by] if isinstance(by, str) else list(by)
+    g = frame.groupby([column] + by)[metric]
+    m, s = g.mean(), g.sem()
+    for name in (a, b):
+        if name not in m.index.get_level_values(0):
+            raise ValueError(f"{column} {name!r} is not in the frame")
+    diff = m.loc[a] - m.loc[b]
+    se = np.sqrt(s.loc[a] ** 2 + s.loc[b] ** 2)
+    return pd.DataFrame({"diff": diff, "se": se, "z": diff / se})
+
+
+# ------------------------------------------------------------------ the majority class
+
+
+def majority_accuracy(y_test, y_train=None) -> float:
+    """The accuracy on ``y_test`` of always predicting the majority class.
+
+    The majority class is that of ``y_train`` when given (what a trained
+    baseline predicts), else of ``y_test`` itself (the share of the test rows in
+    their most frequent class). Ties go to the smallest class code.
+    """
+    test = validation.integer_array(y_test, "y_test")
+    if test.size == 0:
+        raise ValueError("y_test must hold at least one row")
+    if y_train is None:
+        return float(np.bincount(test).max() / test.size)
+    train = validation.integer_array(y_train, "y_train")
+    if train.size == 0:
+        raise ValueError("y_train must hold at least one row")
+    return float((test == np.bincount(train).argmax()).mean())
+
+
+def majority_baseline(accuracy, majority, which=(), *, alpha: float = 0.1) -> Verdict:
+    """Is a model more accurate than the majority class? A t-test of ``accuracy - majority`` over splits.
+
+    The verdict is ``"above the majority class"`` where the mean difference is
+    positive at two-sided ``p < alpha`` (``alpha = 0.1``: one-sided 0.05), else
+    ``"not above the majority class"``; a model that predicts the majority
+    class on every test row has all differences 0 (p NaN) and is not above.
+
+    Parameters
+    ----------
+    accuracy, majority : array_like
+        Per split: the model's accuracy and the majority class's.
+    which : sequence
+        The splits.
+    """
+    alpha = _alpha(alpha)
+    acc, maj = _vector(accuracy, "accuracy"), _vector(majority, "majority")
+    if acc.shape != maj.shape:
+        raise ValueError(f"accuracy and majority must have one entry per split; got {acc.size} and {maj.size}")
+    if acc.size < 2:
+        raise ValueError(f"accuracy must hold at least 2 splits; got {acc.size}")
+    validation.in_range(acc, "accuracy", 0.0, 1.0, open_low=False, open_high=False)
+    validation.in_range(maj, "majority", 0.0, 1.0, open_low=False, open_high=False)
+    d = acc - maj
+    with np.errstate(divide="ignore", invalid="ignore"):
+        res = stats.ttest_1samp(d, 0.0)
+    t, p = float(res.statistic), float(res.pvalue)
+    above = bool(d.mean() > 0 and p < alpha)
+    return Verdict("one-sample t-test over splits against the majority class", t, p,
+                   "above the majority class" if above else "not above the majority class", "splits",
+                   tuple(which), acc.size, float(d.mean()), float(d.std(ddof=1) / np.sqrt(d.size)))
