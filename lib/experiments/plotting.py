@@ -177,3 +177,81 @@ def plot_grid(summary: pd.DataFrame, metric: str, datasets, models, *, random_on
         fig.legend(handles, labels, loc="lower center", ncol=min(3, max(len(labels), 1)),
                    bbox_to_anchor=(0.5, 0))
     return fig, axes
+
+
+# ---------------------------------------------------------------------------------------------
+# Chapter 14 (every system at one budget): names and markers of systems outside the registry of
+# count-table mechanisms, and the dot plot of its four tasks.
+
+def _system_looks() -> dict:
+    from lib.mechanisms.bounded_moments import VaidyaLaplace, ZafaraniClifton
+
+    return {ZafaraniClifton.name: dict(label=ZafaraniClifton.label, color="C7", marker="P"),
+            VaidyaLaplace.name: dict(label=VaidyaLaplace.label, color="C9", marker="X"),
+            "hellinger": dict(label=get("smoothed_hellinger").label, color="C6", marker="*")}
+
+
+#: Label, colour and marker of the systems that chapter 14 compares beside the registered
+#: count-table mechanisms: the smooth-sensitivity naive Bayes methods (by their method names,
+#: ``"zc"`` and ``"vaidya"``) and the smoothed-Hellinger mechanism's single-posterior release
+#: (``"hellinger"``). Their labels are the classes' own.
+SYSTEM_LOOKS = _system_looks()
+
+
+def system_label(name: str) -> str:
+    """The label of a system in chapter 14's tables and legends.
+
+    Parameters
+    ----------
+    name : str
+        A registered mechanism's name (its registry label) or a key of :data:`SYSTEM_LOOKS`.
+
+    Returns
+    -------
+    str
+    """
+    return SYSTEM_LOOKS[name]["label"] if name in SYSTEM_LOOKS else get(name).label
+
+
+def system_look(name: str) -> dict:
+    """Colour and marker of a system's points (:func:`style`'s for a registered mechanism).
+
+    Parameters
+    ----------
+    name : str
+        As for :func:`system_label`.
+
+    Returns
+    -------
+    dict
+        Keyword arguments ``color`` and ``marker`` for matplotlib.
+    """
+    if name in SYSTEM_LOOKS:
+        return {k: v for k, v in SYSTEM_LOOKS[name].items() if k != "label"}
+    return {k: v for k, v in style(name).items() if k in ("color", "marker")}
+
+
+def dotplot(ax, mean, err=None, *, log: bool = False) -> None:
+    """One marker per (group, system): groups along the x axis, systems side by side within a group.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    mean : pandas.DataFrame
+        One row per group (the x tick labels), one column per system (names as for
+        :func:`system_label`, which labels the legend).
+    err : pandas.DataFrame, optional
+        Standard errors, shaped as ``mean``: the bars span two of them on either side.
+    log : bool, default False
+        A logarithmic y axis.
+    """
+    cols = list(mean.columns)
+    width = 0.8 / len(cols)
+    x = np.arange(len(mean.index))
+    for k, name in enumerate(cols):
+        e = None if err is None else 2 * err[name].to_numpy()
+        ax.errorbar(x + (k - (len(cols) - 1) / 2) * width, mean[name].to_numpy(), yerr=e,
+                    ls="none", ms=5, capsize=2, label=system_label(name), **system_look(name))
+    ax.set_xticks(x, mean.index, rotation=30, ha="right")
+    if log:
+        ax.set_yscale("log")
