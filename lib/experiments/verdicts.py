@@ -554,3 +554,103 @@ def majority_baseline(accuracy, majority, which=(), *, alpha: float = 0.1) -> Ve
     return Verdict("one-sample t-test over splits against the majority class", t, p,
                    "above the majority class" if above else "not above the majority class", "splits",
                    tuple(which), acc.size, float(d.mean()), float(d.std(ddof=1) / np.sqrt(d.size)))
+
+
+# ------------------------------------------------------------------ chapters 10 and 11
+
+
+def share_sign_test(shares, which=(), *, null: float = 0.5, alpha: float = 0.05) -> Verdict:
+    """Is a per-split share (e.g. of a group's cells won) above ``null`` on more splits than chance allows?
+
+    Each split (its own train/test split and seed) gives one share in [0, 1]. The
+    splits are independent; the two-sided sign test (binomial, :math:`p = 1/2`) of
+    the splits strictly above ``null`` against those strictly below (ties left out)
+    needs no variance, so it also works when every split gives the same share.
+    Eight splits of eight on one side give :math:`p = 2^{-7}`.
+
+    Parameters
+    ----------
+    shares : array_like or pandas.Series
+        One share per split, at least two (a Series names its splits in ``which``).
+    which : sequence
+        The splits, recorded in the result (a Series' index when empty).
+    null : float
+        The share under no preference, in (0, 1).
+    alpha : float
+        The level of the verdict.
+
+    Returns
+    -------
+    Verdict
+        ``statistic``: splits above ``null``; ``n``: splits above or below (``n -
+        statistic`` below); ``p_value`` (1 when every split ties); ``estimate`` and
+        ``se``: the mean share and its standard error over the splits (``ddof=1``);
+        ``verdict``: ``"more often above"`` / ``"more often below"`` at ``p < alpha``,
+        else ``"no difference"``; ``over``: ``"splits"``.
+    """
+    alpha = _alpha(alpha)
+    null = validation.scalar(validation.open_unit(null, "null"), "null")
+    values = _vector(shares, "shares")
+    validation.in_range(values, "shares", 0.0, 1.0, open_low=False, open_high=False)
+    if values.size < 2:
+        raise ValueError(f"shares must hold at least 2 splits; got {values.size}")
+    above, below = int((values > null).sum()), int((values < null).sum())
+    p = float(stats.binomtest(above, above + below).pvalue) if above + below else 1.0
+    verdict = _direction(above - below, p, alpha, ("more often above", "more often below", "no difference"))
+    if not which and isinstance(shares, pd.Series):
+        which = tuple(shares.index)
+    return Verdict("two-sided sign test over splits", float(above), p, verdict, "splits", tuple(which),
+                   above + below, float(values.mean()), float(values.std(ddof=1) / np.sqrt(values.size)))
+
+
+def split_means(frame: pd.DataFrame, by, metric: str, *, split: str = "split") -> pd.DataFrame:
+    """Per group, the mean over splits of each split's mean ``metric``, and its standard error.
+
+    In split :math:`s` a group's releases give the mean :math:`m_s` and the variance
+    of that mean :math:`v_s = s^2_s / n_s` (unbiased sample variance). Over the
+    :math:`S` splits: :math:`\\bar m` and :math:`\\mathrm{se} = \\sqrt{\\sum_s v_s}/S`.
+    The splits are held fixed (the standard error is that of the mean over *these*
+    splits, as in :func:`cells_over_splits`).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        One row per release, with the columns ``by``, ``split`` and ``metric``.
+    by : sequence of str
+        The group columns.
+    metric : str
+        The score column.
+    split : str
+        The split column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``by``: ``mean`` and ``se``.
+    """
+    by = list(by)
+    missing = [c for c in by + [split, metric] if c not in frame.columns]
+    if missing:
+        raise ValueError(f"frame has no column {missing[0]!r}")
+    g = frame.groupby(by + [split])[metric]
+    per = pd.DataFrame({"mean": g.mean(), "var": g.var(ddof=1) / g.size()}).groupby(by)
+    return pd.DataFrame({"mean": per["mean"].mean(), "se": np.sqrt(per["var"].sum()) / per.size()})
+
+
+def combined_verdict(verdicts) -> str:
+    """One verdict from the verdicts on several datasets: the common one if all are alike, else ``"partly"``.
+
+    ``"holds"`` (``"does not hold"``) only if it holds (does not hold) on every
+    dataset; any mixture, or any ``"partly"``, is ``"partly"``.
+
+    Parameters
+    ----------
+    verdicts : iterable of str
+        Each ``"holds"``, ``"partly"`` or ``"does not hold"``; at least one.
+    """
+    v = list(verdicts)
+    allowed = ("holds", "partly", "does not hold")
+    if not v or not set(v) <= set(allowed):
+        raise ValueError(f"verdicts must be one or more of {allowed}; got {v!r}")
+    kinds = set(v)
+    return kinds.pop() if len(kinds) == 1 and kinds <= {"holds", "does not hold"} else "partly"
