@@ -3,8 +3,9 @@
 For every chapter of _toc.yml (notebooks/NN_*.md) it writes OUTDIR/NN_name.md (MyST) and
 OUTDIR/NN_name.ipynb (no outputs): the chapter without its `{solution-start} ... {solution-end}`
 blocks, each `{exercise}` directive turned into a plain "Exercise: <title>" section followed by an
-empty answer cell naming what to define and a `check("<label>", globals())` cell (tools/student/
-checks.py), and the roles `{glue:text}`, `{doc}`, `{cite}`, `{ref}`, ... rendered as text (glue values
+answer cell stating what to define (each name with its type, shape and meaning, from the check
+registry tools/student/checks.py) and a check cell that imports the checker itself
+(`check_exercise("<label>", globals())`), and the roles `{glue:text}`, `{doc}`, `{cite}`, `{ref}`, ... rendered as text (glue values
 from the chapter's stored .ipynb outputs). The HTML book is not touched: it keeps its folded solutions.
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ import ast
 import json
 import re
 import sys
+import textwrap
 from pathlib import Path
 
 import jupytext
@@ -29,15 +31,44 @@ ADMONITION = re.compile(r"^```\{admonition\}[ \t]*(?P<title>[^\n]*)\n(?P<body>(?
                         re.M | re.S)
 CODE_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(?P<src>.*?)^```[ \t]*$", re.M | re.S)
 
-SETUP = '''import sys
+SETUP = '''import os
+import sys
 from pathlib import Path
 
-# the book's repository root (holding lib/ and tools/), so that `lib` and the checks import
-for _p in [Path.cwd(), *Path.cwd().parents]:
+# the book's repository root (holding lib/ and tools/), so that `lib` and the checks import:
+# $DIRICHLET_BOOK_ROOT if set (make grade sets it), else the first parent folder that holds them
+for _p in [Path(os.environ.get("DIRICHLET_BOOK_ROOT", Path.cwd())), *Path.cwd().parents]:
     if (_p / "lib" / "__init__.py").exists() and (_p / "tools" / "student").is_dir():
         sys.path.insert(0, str(_p))
-        break
-from tools.student.checks import check'''
+        break'''
+
+#: the source of a check cell; the checker is imported in the cell itself, so no name that the
+#: chapter or the answer binds can shadow it
+CHECK_CELL = '''from tools.student.checks import check_exercise
+check_exercise("{label}", globals())'''
+CHECK_LABEL = re.compile(r"check_exercise\(\s*[\"'](?P<label>ex-[\w-]+)[\"']")
+ANSWER_HEAD = "# Your answer (exercise {label})."
+
+
+def answer_cell(label: str) -> str:
+    """The answer cell of an exercise: what to define (name, type and shape, meaning and units), from the
+    check registry (tools/student/checks.py), or why the exercise has no automatic check."""
+    from tools.student import checks
+
+    lines = [ANSWER_HEAD.format(label=label)]
+    spec = checks.CHECKS.get(label)
+    if spec:
+        lines.append("# Define (the check below reads exactly these names):")
+        for a in spec.answers:
+            lines += textwrap.wrap(a.statement(), 96, initial_indent="#   ", subsequent_indent="#       ")
+        if spec.note:
+            lines += textwrap.wrap(spec.note, 96, initial_indent="# ", subsequent_indent="# ")
+    else:
+        reason, _ = checks.NO_CHECK[label]
+        lines += textwrap.wrap(f"No automatic check: {reason}. Write your answer in a Markdown cell below; "
+                               "your instructor grades it with a rubric.", 96,
+                               initial_indent="# ", subsequent_indent="# ")
+    return "\n".join(lines) + "\n"
 
 
 def chapters(root: Path = ROOT) -> list[Path]:
@@ -176,17 +207,11 @@ def student_text(md_path: Path) -> str:
         label = opts.get("label", "")
         if label not in sols:
             raise ValueError(f"{md_path.name}: exercise {label!r} has no solution block")
-        spec = checks.CHECKS.get(label)
-        names = spec.names if spec else defined_names("\n".join(sols[label]))
-        answer = ["# Your answer. Define: " + ", ".join(names) if names else
-                  "# Your answer. (An argument: the exercise asks for no names to be defined.)"]
-        if spec and spec.note:
-            answer.append("# " + spec.note)
-        if not spec:
-            answer.append(f"# No automatic check for this exercise ({checks.NO_CHECK[label]}).")
+        if label not in checks.CHECKS and label not in checks.NO_CHECK:
+            raise ValueError(f"{md_path.name}: exercise {label!r} has neither a check nor a stated reason")
         out = [f"### Exercise: {title}", "", "\n".join(lines).strip(), "",
-               f"<!-- exercise-label: {label} -->", "", "+++", "", _code_cell("\n".join(answer) + "\n"),
-               "", _code_cell(f'check("{label}", globals())'), "", "+++", ""]
+               f"<!-- exercise-label: {label} -->", "", "+++", "", _code_cell(answer_cell(label)),
+               "", _code_cell(CHECK_CELL.format(label=label)), "", "+++", ""]
         return "\n".join(out)
 
     body = FENCE_EXERCISE.sub(exercise, body)
@@ -200,6 +225,25 @@ def student_text(md_path: Path) -> str:
     return (head + sep if sep else "") + rest
 
 
+def filled(nb, answers: dict[str, str]):
+    """A copy of a student notebook with the answer cell of each label in ``answers`` replaced by the answer
+    header followed by the given code (the book's solution, or a generated wrong answer)."""
+    nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+    for cell in nb.cells:
+        meta = cell.metadata.get("student", {})
+        if meta.get("role") == "answer" and meta.get("exercise") in answers:
+            head = [l for l in cell.source.splitlines() if l.startswith("#")]
+            cell.source = "\n".join(head) + "\n" + answers[meta["exercise"]].rstrip() + "\n"
+    return nb
+
+
+def solution_code(md_text: str) -> dict[str, str]:
+    """label -> the book's solution as one answer cell (its code cells joined, MyST options dropped)."""
+    return {label: "\n\n".join("\n".join(l for l in src.splitlines() if not l.startswith(":")).strip("\n")
+                                for src in cells)
+            for label, cells in solutions(md_text).items()}
+
+
 def build(outdir: Path, root: Path = ROOT) -> list[Path]:
     outdir.mkdir(parents=True, exist_ok=True)
     written = []
@@ -208,10 +252,17 @@ def build(outdir: Path, root: Path = ROOT) -> list[Path]:
         out_md = outdir / md.name
         out_md.write_text(text)
         nb = jupytext.reads(text, fmt="md:myst")
-        for cell in nb.cells:
+        labels = []
+        for k, cell in enumerate(nb.cells):
             if cell.cell_type == "code":
                 cell.outputs, cell.execution_count = [], None
+                m = CHECK_LABEL.search(cell.source)
+                if m:
+                    labels.append(m.group("label"))
+                    cell.metadata["student"] = {"exercise": m.group("label"), "role": "check"}
+                    nb.cells[k - 1].metadata["student"] = {"exercise": m.group("label"), "role": "answer"}
         nb.metadata.pop("jupytext", None)
+        nb.metadata["student_edition"] = {"chapter": md.stem, "exercises": labels}
         nbformat.validate(nb)
         out_nb = out_md.with_suffix(".ipynb")
         nbformat.write(nb, out_nb)
