@@ -48,7 +48,7 @@ def in_range(value, name: str, low: float, high: float = np.inf, *, open_low: bo
     validation cheap on the large batches that :meth:`DirichletMechanism.release`
     takes.
     """
-    arr = _as_float(value, name)
+    arr = as_float(value, name)
     if arr.size == 0:
         return arr
     lo, hi = arr.min(), arr.max()
@@ -98,7 +98,7 @@ def _type_error(name: str, value) -> ArgumentTypeError:
                              f"{value!r:.60}")
 
 
-def _as_float(value, name: str) -> np.ndarray:
+def as_float(value, name: str) -> np.ndarray:
     """``value`` as a float array; strings, booleans and complex numbers are refused.
 
     A float array passes through without a copy; an integer array is converted.

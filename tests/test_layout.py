@@ -1,5 +1,5 @@
-"""The layout of lib: its import graph has no cycle, the layers import only downwards, and the
-privacy notions are types, not strings.
+"""The layout of lib: its import graph has no cycle, the layers import only downwards, no private name crosses a
+module boundary, and the privacy notions are types, not strings.
 
 The modules are read with :mod:`ast` (nothing is imported). An edge ``a -> b`` is an import of
 module ``b`` anywhere in module ``a`` (at the top or inside a function): ``import lib.x.y`` and
@@ -171,3 +171,66 @@ def test_no_privacy_notion_as_a_string_outside_the_command_line(trees):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in NOTION_STRINGS:
                 found.append(f"{_where(module, node.lineno)}: {node.value!r}")
     assert not found, "privacy notions as strings (use the types of lib.privacy.guarantees):\n" + "\n".join(found)
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_uses(module: str, tree: ast.AST) -> dict[str, int]:
+    """The private names of other lib modules that ``module`` uses, each with the line of its first use.
+
+    Two forms: ``from lib.x import _name`` (``lib.x`` another module), and an attribute ``_name`` of a
+    module of lib reached by name: ``lib.x._name``, or ``y._name`` where ``y`` was bound by
+    ``import lib.x as y`` or ``from lib import x`` (x a module). A private module of lib
+    (``lib.x._y``) counts as a private name too; ``lib._version`` is the package's version file.
+    """
+    found: dict[str, int] = {}
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in MODULES:
+                    bound[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else "lib"
+        elif isinstance(node, ast.ImportFrom):
+            source = _resolve(module, node)
+            if not (source == "lib" or source.startswith("lib.")):
+                continue
+            for alias in node.names:
+                full = f"{source}.{alias.name}"
+                if full in MODULES:
+                    bound[alias.asname or alias.name] = full
+                    if _private(alias.name) and full not in BASE:
+                        found.setdefault(full, node.lineno)
+                elif _private(alias.name) and source != module:
+                    found.setdefault(full, node.lineno)
+            if any(_private(part) for part in source.split(".")) and source not in BASE:
+                found.setdefault(source, node.lineno)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            chain, value = [node.attr], node.value
+            while isinstance(value, ast.Attribute):
+                chain.append(value.attr)
+                value = value.value
+            if isinstance(value, ast.Name) and value.id in bound:
+                target = ".".join([bound[value.id], *reversed(chain[1:])])
+                if target in MODULES and target != module:
+                    found.setdefault(f"{target}.{node.attr}", node.lineno)
+    return found
+
+
+def test_private_uses_finds_each_form():
+    tree = ast.parse("from lib.privacy.accounting import _a\nimport lib.privacy.guarantees\n"
+                     "import lib.mechanisms.protocol as p\nfrom lib.mechanisms.dirichlet import divergence as d\n"
+                     "from lib.mechanisms import protocol\nfrom lib.mechanisms.batching import batchable\n"
+                     "lib.privacy.guarantees._b; p._c; d._d; protocol._e; p.__doc__; p.names\n")
+    assert set(private_uses("lib.models.toy", tree)) == {
+        "lib.privacy.accounting._a", "lib.privacy.guarantees._b", "lib.mechanisms.protocol._c",
+        "lib.mechanisms.dirichlet.divergence._d", "lib.mechanisms.protocol._e"}
+    assert private_uses("lib.privacy.accounting", ast.parse("from lib.privacy.accounting import _a")) == {}
+
+
+def test_no_private_name_crosses_a_module(trees):
+    crossing = [f"{_where(module, line)}: {module} uses {name}"
+                for module, tree in sorted(trees.items()) for name, line in sorted(private_uses(module, tree).items())]
+    assert not crossing, "private names used across modules (make them public or move the code):\n" + "\n".join(crossing)

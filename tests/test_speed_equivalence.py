@@ -86,7 +86,7 @@ def test_chunking_does_not_change_results(monkeypatch):
     model = nb.PrivateNaiveBayes("dirichlet", RenyiDP(5.0, 1.0), random_state=0).fit(X, y, n_values, 3)
     predicted = model.predict(X), model.predict_proba(X)
     monkeypatch.setattr(scoring, "CHUNK_ROWS", 37)  # 28 chunks, the last one short
-    assert len(scoring._chunks(1000)) == 28
+    assert len(scoring.row_chunks(1000)) == 28
     np.testing.assert_array_equal(nb.log_proba(X, prior, tables, n_values), whole[0])  # row by row: exact
     ce, acc = nb.scores(X, y, prior, tables, n_values)
     np.testing.assert_allclose(ce, whole[1][0], rtol=1e-13)  # partial sums per chunk
@@ -162,9 +162,8 @@ def test_order_search_unchanged_by_grouping_the_rows_once(monkeypatch):
 
 
 def test_fused_log_gamma_difference_equals_the_divergence_module():
-    """Every regime of lib.mechanisms.dirichlet.divergence._lgamma_diff (zero, below 1e-100, Taylor, Stirling, plain), value by value."""
+    """Every regime of lib.mechanisms.dirichlet.divergence.lgamma_diff (zero, below 1e-100, Taylor, Stirling, plain), value by value."""
     from lib.mechanisms.dirichlet import divergence
-    from lib.mechanisms import posterior_sampling as ps
 
     rng = np.random.default_rng(30)
     a = np.concatenate([10.0 ** rng.uniform(-120, 9, 4000), [1e-200, 1e-101, 7.9, 8.0, 8.1, 1.0, 1.0, 3.0]])
@@ -172,8 +171,8 @@ def test_fused_log_gamma_difference_equals_the_divergence_module():
                         rng.uniform(-0.9, 5.0, 3000) * np.minimum(a[1000:4000], 1.0) * 0.99,
                         [1.0, 0.5, 0.2, -0.05, 0.0, -0.5, 0.0, 2.0]])
     h[::50] = 0.0
-    want = divergence._lgamma_diff(a, h)
-    got = ps._lgamma_diff_fused(a, h)
+    want = divergence.lgamma_diff(a, h)
+    got = divergence.lgamma_diff_fused(a, h)
     np.testing.assert_array_equal(got, want)
     for regime in (h == 0, a < 1e-100, np.abs(h) <= 1e-5 * a, (a >= 8) & (a + h >= 8)):
         assert regime.sum() >= 8  # every branch is exercised
@@ -296,21 +295,19 @@ def test_one_model_lookup_equals_the_batched_path(d, chunk, monkeypatch):
     tables[1][0, 1] = tables[1][0, 0]
     tables[1][0, 1, 2] = -np.inf  # a zero count of class 1 (where classes 0 and 1 would tie)
     _, lp, w, nv = scoring._model(X, prior, tables, n_values)
-    one_prior, table = scoring._one_model(prior[0], [t[0] for t in tables])
-    np.testing.assert_array_equal(scoring._class_scores(X, one_prior, table, n_values),
+    one_prior, table = scoring.stacked_model(prior[0], [t[0] for t in tables])
+    np.testing.assert_array_equal(scoring.class_scores(X, one_prior, table, n_values),
                                   scoring._joint(X, lp, w, nv)[:, 0])
-    got = scoring._one_log_proba(X, prior[0], [t[0] for t in tables], n_values)
+    got = scoring.model_log_proba(X, prior[0], [t[0] for t in tables], n_values)
     want = scoring.log_proba(X, prior, tables, n_values)[0]
     assert not np.isnan(want).any() and np.isneginf(want).any()
     np.testing.assert_array_equal(got, want)
-    s = scoring._class_scores(X, one_prior, table, n_values)
+    s = scoring.class_scores(X, one_prior, table, n_values)
     assert (s[:, 0] == s[:, 1]).sum() >= 10  # exact ties exercised: argmax keeps the first class
     np.testing.assert_array_equal(np.argmax(s, axis=-1), np.argmax(want, axis=-1))
 
 
 def test_private_naive_bayes_predicts_as_the_batched_path_and_validates_once(monkeypatch):
-    from lib.models import naive_bayes
-
     rng = np.random.default_rng(30)
     n_values = np.array([4, 2, 6])
     X = np.column_stack([rng.integers(v, size=3000) for v in n_values])
@@ -324,7 +321,7 @@ def test_private_naive_bayes_predicts_as_the_batched_path_and_validates_once(mon
         np.testing.assert_array_equal(model.predict(X), np.argmax(want, axis=-1))
     calls = []
     real = validation.codes
-    monkeypatch.setattr(naive_bayes.validation, "codes", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(validation, "codes", lambda *a, **k: calls.append(1) or real(*a, **k))
     model.predict_proba(X)
     assert len(calls) == 1
     with pytest.raises(ValueError, match="codes in"):
@@ -434,9 +431,8 @@ def test_schema_encode_equals_the_row_by_row_lookup():
 
 def test_fused_log_gamma_difference_with_repeated_arguments():
     """The special functions of the Taylor regime are taken once per distinct argument: the same values as
-    lib.mechanisms.dirichlet.divergence._lgamma_diff, entry by entry, with many repeats (as in the search)."""
+    lib.mechanisms.dirichlet.divergence.lgamma_diff, entry by entry, with many repeats (as in the search)."""
     from lib.mechanisms.dirichlet import divergence
-    from lib.mechanisms import posterior_sampling as ps
 
     rng = np.random.default_rng(31)
     base = 10.0 ** rng.uniform(0, 7, 40)
@@ -444,9 +440,9 @@ def test_fused_log_gamma_difference_with_repeated_arguments():
     h = a * 10.0 ** rng.uniform(-12, -6, 1000) * rng.choice([-1.0, 1.0], 1000)  # all in the Taylor regime
     h[::7] = rng.uniform(-0.5, 3.0, h[::7].size)  # and some in the others
     assert (np.abs(h) <= divergence._TAYLOR_STEP * a).sum() > divergence._DISTINCT_FROM
-    np.testing.assert_array_equal(ps._lgamma_diff_fused(a, h), divergence._lgamma_diff(a, h))
+    np.testing.assert_array_equal(divergence.lgamma_diff_fused(a, h), divergence.lgamma_diff(a, h))
     small = slice(0, divergence._DISTINCT_FROM - 1)  # below the threshold: no sorting, the same values
-    np.testing.assert_array_equal(ps._lgamma_diff_fused(a[small], h[small]), divergence._lgamma_diff(a[small], h[small]))
+    np.testing.assert_array_equal(divergence.lgamma_diff_fused(a[small], h[small]), divergence.lgamma_diff(a[small], h[small]))
 
 
 def _posterior_tables(rng, n_total):
@@ -592,10 +588,10 @@ def test_pruned_order_search_keeps_each_groups_best_order_and_scales(kind):
 
 
 def test_expected_kl_of_rows_with_repeated_counts_equals_expected_kl_loss():
-    """moments._expected_kl_rows (digamma once per distinct count) equals expected_kl_loss value by value, and
+    """moments.expected_kl_rows (digamma once per distinct count) equals expected_kl_loss value by value, and
     the order searches that use it (_summed_kl, _summed_kl_distinct) equal the plain sum of expected_kl_loss."""
     from lib.mechanisms.dirichlet import approximate_dp as adp
-    from lib.mechanisms.dirichlet.moments import _expected_kl_rows
+    from lib.mechanisms.dirichlet.moments import expected_kl_rows
 
     rng = np.random.default_rng(40)
     rows = rng.choice([0.0, 1.0, 3.0, 17.0, 250.0, 4096.0], size=(60, 7))
@@ -603,8 +599,8 @@ def test_expected_kl_of_rows_with_repeated_counts_equals_expected_kl_loss():
     r = np.exp(rng.uniform(-8, 0, (3, 5, 1)))
     alpha = 1.0 + rng.exponential(3.0, (3, 5, 1))
     want = expected_kl_loss(rows, r, alpha)
-    np.testing.assert_array_equal(_expected_kl_rows(rows, r, alpha), want)
-    np.testing.assert_array_equal(_expected_kl_rows(rows, np.float64(0.3)[None], np.float64(2.0)[None]),
+    np.testing.assert_array_equal(expected_kl_rows(rows, r, alpha), want)
+    np.testing.assert_array_equal(expected_kl_rows(rows, np.float64(0.3)[None], np.float64(2.0)[None]),
                                   expected_kl_loss(rows, 0.3, 2.0))
     groups = adp._rows([rows, rows[:9, :3]])
     plain = sum(expected_kl_loss(g, r, alpha).sum(axis=-1) for g in groups)

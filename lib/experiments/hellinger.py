@@ -19,7 +19,7 @@ import numpy as np
 from lib import validation
 from lib.mechanisms.dirichlet.divergence import hellinger_dirichlet, renyi_divergence_dirichlet
 from lib.mechanisms.dirichlet.order import optimal_order
-from lib.mechanisms.hellinger import (_MEMO_CELLS, MAX_CANDIDATES, SmoothedHellinger, candidates, geometry,
+from lib.mechanisms.hellinger import (MEMO_CELLS, MAX_CANDIDATES, SmoothedHellinger, candidates, geometry,
                                       hellinger_rows_beta, posteriors)
 from lib.mechanisms.protocol import get
 from lib.theory.hellinger_audit import MAX_AUDIT_CELLS, audit, audit_counts, dirichlet_exact_scale
@@ -125,7 +125,7 @@ def _candidate_utility(prior, counts) -> dict:
     exponential mechanisms.
     """
     prior, counts = np.asarray(prior, dtype=float), np.asarray(counts)
-    if int(counts.sum()) + 1 > _MEMO_CELLS:
+    if int(counts.sum()) + 1 > MEMO_CELLS:
         return _candidate_utility_plain(prior, counts)
     return _candidate_utility_memo(tuple(prior.tolist()), tuple(counts.tolist()))
 

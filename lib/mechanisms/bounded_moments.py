@@ -230,7 +230,7 @@ class MomentMechanism(Mechanism):
         sd_floor : float
             See :meth:`moments`.
         """
-        lower, upper, _ = ss._bounds(lower, upper)
+        lower, upper, _ = ss.checked_bounds(lower, upper)
         x = validation.in_range(x, "x", -np.inf, np.inf, open_low=True)
         if x.ndim != 1 or x.size < 1:
             raise ValueError(f"x must be a non-empty 1-D sample; got shape {x.shape}")
@@ -309,12 +309,12 @@ class ZafaraniClifton(MomentMechanism):
         beta, mult = ss.calibrate(self.epsilon_each, self.calibration)
         # ss.smooth_sensitivity_mean and ss.smooth_sensitivity_std_profile with the sample checked once and
         # hashed once: the hash is the cache key (ss.std_profile_key) and the profile's key at the same time
-        t, lower, upper = ss._sample(x[m:n - m], lower, upper)
-        s_mean = ss._smooth_mean(t, lower, upper, beta)
-        last = ss._last(t.size, self.max_distance)
+        t, lower, upper = ss.checked_sample(x[m:n - m], lower, upper)
+        s_mean = ss.smooth_sensitivity_mean_sorted(t, lower, upper, beta)
+        last = ss.distance_cap(t.size, self.max_distance)
         digest = ss.fingerprint("std", t, lower, upper, self.resolution, last)
         key = ("std", digest)
-        s_sd, cache[key] = ss._std_profile(t, lower, upper, beta, cache.get(key), digest, self.resolution, last)
+        s_sd, cache[key] = ss.smooth_sensitivity_std_profile_sorted(t, lower, upper, beta, cache.get(key), digest, self.resolution, last)
         return (float(t.mean()), mult * s_mean), (float(t.std()), mult * s_sd)
 
 
@@ -399,7 +399,7 @@ class BunSteinke(MomentMechanism):
         if not np.isfinite(hi2):
             raise ValueError(f"bounds ({lower:g}, {upper:g}): 'bun_steinke' squares the values, which overflows; "
                              "bring the range nearer 0")
-        x2 = ss._sorted(np.clip(x * x, lo2, hi2))     # already sorted when the range is on one side of 0
+        x2 = ss.sorted_once(np.clip(x * x, lo2, hi2))     # already sorted when the range is on one side of 0
         ks = np.arange(2 * m + 2)    # A^(k) reaches its maximum (U - L)/(n - 2m) at k = 2m + 1
         scales = []
         for v, a, b in ((x, lower, upper), (x2, lo2, hi2)):

@@ -59,7 +59,7 @@ would be 20 000^2; the chapter stays below 3 000)."""
 
 _CHUNK = 256  # rows per block in the chunked computations
 
-_MEMO_CELLS = 2**20
+MEMO_CELLS = 2**20
 """Largest array (float64 entries, 8 MB) that the memoised beta-binomial computations keep
 (:func:`_beta_local_sensitivity`, :func:`hellinger_rows_beta`; eight of each at most): larger
 ones are computed afresh on every call."""
@@ -314,7 +314,7 @@ def _beta_local_sensitivity(prior: np.ndarray, n: int) -> np.ndarray:
     Every :class:`SmoothedHellinger` of one ``(prior, n)`` (one per target) shares the same local
     sensitivities; the distances behind them cost O(n) special-function evaluations per build.
     """
-    if n + 1 > _MEMO_CELLS:
+    if n + 1 > MEMO_CELLS:
         return local_sensitivity_beta(prior, n)
     return _beta_local_sensitivity_memo(tuple(prior.tolist()), n)
 
@@ -339,7 +339,7 @@ def _beta_hellinger_rows(prior: np.ndarray, n: int, idx: np.ndarray) -> np.ndarr
     targets (and :class:`HellingerExponential` beside :class:`SmoothedHellinger`) share them.
     Each distance is computed element by element, so a memoised row equals a fresh one exactly.
     """
-    if max(idx.size, 1) * (n + 1) > _MEMO_CELLS:
+    if max(idx.size, 1) * (n + 1) > MEMO_CELLS:
         return _hellinger_rows(prior, candidates(n, 2), idx)
     rows = _beta_hellinger_rows_memo(tuple(prior.tolist()), n, tuple(idx.reshape(-1).tolist()))
     return rows.reshape(idx.shape + (n + 1,))

@@ -571,14 +571,14 @@ del _cls
 # ----------------------------------------------------------------------------- log density
 
 
-def _data(X, y):
+def checked_data(X, y):
     """``(X, y)`` checked: ``X`` finite of shape (n, d) with n, d >= 1; ``y`` of shape (n,) with labels 0 and 1.
 
     Labels may be integers, booleans or floats equal to 0 or 1; anything else
     (2, -1, 0.5, NaN) is refused rather than read as a class.
     """
     X = validation.in_range(X, "X", -np.inf, open_low=True)
-    y_arr = validation._as_float(y, "y") if np.asarray(y).dtype.kind != "b" else np.asarray(y)
+    y_arr = validation.as_float(y, "y") if np.asarray(y).dtype.kind != "b" else np.asarray(y)
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1 or y_arr.shape != (X.shape[0],):
         raise ValueError(f"X must have shape (n, d) with n, d >= 1 and y shape (n,); got {X.shape} and {y_arr.shape}")
     if not np.isin(y_arr, (0, 1)).all():
@@ -588,11 +588,11 @@ def _data(X, y):
 
 
 def _signed(X, y):
-    X, y = _data(X, y)
+    X, y = checked_data(X, y)
     return X * (2.0 * y - 1.0)[:, None]
 
 
-def _weights(W, d):
+def checked_weights(W, d):
     """``W`` as a finite float array whose last axis has length ``d``."""
     W = validation.in_range(W, "W", -np.inf, open_low=True)
     if W.ndim < 1 or W.shape[-1] != d:
@@ -606,7 +606,7 @@ def log_likelihood(W, X, y):
     ``X`` finite of shape (n, d), ``y`` labels 0 and 1 of shape (n,), ``W`` finite.
     """
     Z = _signed(X, y)
-    W = _weights(W, Z.shape[1])
+    W = checked_weights(W, Z.shape[1])
     ll, _ = _data_terms(W.reshape(-1, Z.shape[1]), Z)
     return ll.reshape(W.shape[:-1])[()]
 
@@ -896,7 +896,7 @@ def _setting(setting):
                                           f"{type(setting).__name__} {setting!r:.60}")
     beta = np.atleast_1d(_pos(setting[0], "setting.beta"))
     rho = np.atleast_1d(validation.in_range(setting[1], "setting.rho", 0.0, 1.0, open_low=True, open_high=False))
-    radius = np.atleast_1d(validation._as_float(setting[2], "setting.radius"))
+    radius = np.atleast_1d(validation.as_float(setting[2], "setting.radius"))
     if not np.all(radius > 0):  # NaN fails too; inf (no truncation) is allowed
         raise ValueError("setting.radius must be in (0, inf] (inf: no truncation)")
     beta, rho, radius = validation.broadcast(**{"setting.beta": beta, "setting.rho": rho, "setting.radius": radius})

@@ -50,12 +50,11 @@ import math
 import numpy as np
 
 from lib import validation
-from lib.mechanisms.dirichlet import divergence as _div
+from lib.mechanisms.batching import batchable, log_views, release_buffer
 from lib.privacy.accounting import dp_to_rdp, min_order
-from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
+from lib.mechanisms.dirichlet.divergence import lgamma_diff_fused, renyi_divergence_dirichlet
 from lib.privacy.neighbours import all_neighbours
-from lib.mechanisms.protocol import (Mechanism, ModelCalibration, NotPrivate, ReleaseSpec, RenyiDP, _batchable, _buffer,
-                                     _logs_of, register)
+from lib.mechanisms.protocol import Mechanism, ModelCalibration, NotPrivate, ReleaseSpec, RenyiDP, register
 
 #: Default prior pseudo-count of every cell: the uniform Dirichlet prior.
 DEFAULT_PRIOR = 1.0
@@ -330,44 +329,6 @@ def _evaluate(cand, scale, lam, kind):
 # candidate sets of several table shapes stacked into one array.
 
 
-def _lgamma_diff_fused(a, h):
-    """:func:`lib.mechanisms.dirichlet.divergence._lgamma_diff` for 1-D float arrays, empty regimes skipped.
-
-    The same regimes and formulas value by value (``polygamma(1, x)`` is
-    ``zeta(2, x)`` and ``polygamma(2, x)`` is ``-2 zeta(3, x)`` in scipy, both exact
-    products); only the calls on empty selections are left out.
-    """
-    special = _div.special
-    out = np.empty(a.shape)
-    zero = h == 0
-    out[zero] = 0.0
-    small = ~zero & (a < _div._SMALL_ARGUMENT)
-    if small.any():
-        out[small] = _div._lgamma_diff_small(a[small], h[small])
-        rest = ~zero & ~small
-    else:
-        rest = ~zero
-    tiny = rest & (np.abs(h) <= _div._TAYLOR_STEP * a)
-    if tiny.any():
-        at, ht = a[tiny], h[tiny]
-        # the search's arguments repeat (the vertices share coordinates, a = (u_i, u_j, u_0) appears
-        # with two steps): each special function is evaluated once per distinct argument, the same values
-        at, back = _div._distinct(at)
-        psi, z2, z3 = (back(f) for f in (special.digamma(at), special.zeta(2, at), special.zeta(3, at)))
-        out[tiny] = ht * (psi + ht / 2 * (z2 + ht / 3 * (-2.0 * z3)))
-        rest = rest & ~tiny
-    ah = a + h
-    big = rest & (a >= _div._STIRLING_FROM) & (ah >= _div._STIRLING_FROM)
-    if big.any():
-        ab, hb = a[big], h[big]
-        out[big] = ((ab - 0.5) * np.log1p(hb / ab) + hb * (np.log(ab + hb) - 1)
-                    + (_div._stirling_tail(ab + hb) - _div._stirling_tail(ab)))
-        rest = rest & ~big
-    if rest.any():
-        out[rest] = special.gammaln(a[rest] + h[rest]) - special.gammaln(a[rest])
-    return out
-
-
 def _beta_divergence(ui, uj, vi, vj, lam):
     """``renyi_divergence_dirichlet(stack([ui, uj]), stack([vi, vj]), lam)`` for flat arrays of one shape.
 
@@ -385,7 +346,7 @@ def _beta_divergence(ui, uj, vi, vj, lam):
     a = np.concatenate([ui, uj, ui + uj])
     dl = np.concatenate([di, dj, di + dj])
     m3 = np.concatenate([m, m, m])
-    r = _lgamma_diff_fused(np.concatenate([a, a]), np.concatenate([-dl, m3 * dl]))
+    r = lgamma_diff_fused(np.concatenate([a, a]), np.concatenate([-dl, m3 * dl]))
     e = r[:3 * n] + r[3 * n:] / m3
     with np.errstate(invalid="ignore"):
         difference = (e[:n] + e[n:2 * n]) - e[2 * n:]
@@ -991,7 +952,7 @@ class _PosteriorSampler(Mechanism):
         except an underflow, which raises there too).
         """
         loop = Mechanism.log_release_tables.__func__
-        if not _batchable(_PosteriorSampler, ("release", "concentration", "base_and_step", "_covered"), objects,
+        if not batchable(_PosteriorSampler, ("release", "concentration", "base_and_step", "_covered"), objects,
                           tables):
             return loop(cls, objects, tables, n_draws, rng)
         if any(m.d is not None and t.shape[-1] != m.d for m, t in zip(objects, tables)):
@@ -1008,7 +969,7 @@ class _PosteriorSampler(Mechanism):
         except ValueError:
             return loop(cls, objects, tables, n_draws, rng)
         steps = {key: m.base_and_step(ts[0].shape[-1]) for key, (m, ts) in groups.items()}
-        flat, views = _buffer(tables, n_draws)
+        flat, views = release_buffer(tables, n_draws)
         with np.errstate(over="ignore"):
             for m, v, t in zip(objects, views, tables):
                 b, s = steps[id(m)]
@@ -1025,7 +986,7 @@ class _PosteriorSampler(Mechanism):
             v /= t
         if not (flat > 0).all():
             raise ValueError("a released probability underflowed to zero; use a larger prior")  # pragma: no cover
-        return _logs_of(flat, views)
+        return log_views(flat, views)
 
     @property
     def guarantee(self):

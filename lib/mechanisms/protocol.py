@@ -474,38 +474,6 @@ def release_class(objects) -> type:
     return Mechanism
 
 
-def _batchable(base, methods, objects, tables) -> bool:
-    """Whether ``objects`` keep ``base``'s ``methods`` (no ``log_release``) and ``tables`` are 2-column arrays.
-
-    The condition of an override of :meth:`Mechanism.log_release_tables` that
-    reproduces ``base``'s ``release``: a subclass that changes the release is
-    released table by table.
-    """
-    return (bool(objects) and all(isinstance(t, np.ndarray) and t.ndim and t.shape[-1] >= 2 for t in tables)
-            and all(issubclass(c, base) and not hasattr(c, "log_release")
-                    and all(getattr(c, n) is getattr(base, n) for n in methods)
-                    for c in {type(m) for m in objects})
-            and not any("log_release" in getattr(m, "__dict__", ()) for m in objects))
-
-
-def _buffer(tables, n_draws):
-    """One float buffer for ``n_draws`` releases of every table, and its (n_draws, rows, d) views in order."""
-    sizes = [n_draws * t.size for t in tables]
-    flat = np.empty(sum(sizes))
-    ends = np.cumsum(sizes).tolist()
-    views = [flat[e - s:e].reshape((n_draws,) + t.shape) for s, e, t in zip(sizes, ends, tables)]
-    return flat, views
-
-
-def _logs_of(flat, views):
-    """The views, their buffer replaced by its logarithm (checked finite)."""
-    np.log(flat, out=flat)
-    if not np.isfinite(flat).all():
-        k = next(k for k, v in enumerate(views) if not np.isfinite(v).all())
-        raise ValueError(f"mechanism {k} returned a probability that is zero or not finite")
-    return views
-
-
 # ----------------------------------------------------------------------------- the registry
 
 _REGISTRY: dict[str, type] = {}

@@ -67,7 +67,7 @@ _BLOCK = 512
 _TINY = float(np.finfo(float).tiny)
 
 
-def _bounds(lower, upper):
+def checked_bounds(lower, upper):
     """Scalar bounds ``lower < upper`` whose width ``upper - lower`` is a finite double."""
     lower = validation.scalar(validation.in_range(lower, "lower", -np.inf, np.inf, open_low=True), "lower")
     upper = validation.scalar(validation.in_range(upper, "upper", -np.inf, np.inf, open_low=True), "upper")
@@ -79,16 +79,16 @@ def _bounds(lower, upper):
     return lower, upper, width
 
 
-def _sample(x, lower, upper):
+def checked_sample(x, lower, upper):
     """Sorted float sample and scalar bounds, validated."""
-    lower, upper, _ = _bounds(lower, upper)
+    lower, upper, _ = checked_bounds(lower, upper)
     x = validation.in_range(x, "x", lower, upper, open_low=False, open_high=False)
     if x.ndim != 1 or x.size < 2:
         raise ValueError(f"x must be a 1-D sample of at least 2 values; got shape {x.shape}")
-    return _sorted(x), lower, upper
+    return sorted_once(x), lower, upper
 
 
-def _sorted(x):
+def sorted_once(x):
     """``np.sort(x)`` of a 1-D float array, without sorting again what is already sorted.
 
     The callers pass sorted samples (every function of this module sorts its
@@ -393,18 +393,18 @@ def global_sensitivity_mean(n, lower, upper):
         positive normal double (a width so small that the sensitivity underflows).
     """
     n = validation.integer(n, "n", 1)
-    lower, upper, width = _bounds(lower, upper)
+    lower, upper, width = checked_bounds(lower, upper)
     return float(_positive(width / n, "the global sensitivity of the mean", lower, upper))
 
 
 def local_sensitivity_mean(x, lower, upper):
     """:math:`LS(x) = \\max(U - x_{(1)}, x_{(n)} - L)/n` for the mean (replace one value by a bound)."""
-    x, lower, upper = _sample(x, lower, upper)
+    x, lower, upper = checked_sample(x, lower, upper)
     return _local_mean(x, lower, upper)
 
 
 def _local_mean(x, lower, upper):
-    """:func:`local_sensitivity_mean` of a checked sorted sample (:func:`_sample`)."""
+    """:func:`local_sensitivity_mean` of a checked sorted sample (:func:`checked_sample`)."""
     return float(_positive(max(upper - x[0], x[-1] - lower) / x.size, "the local sensitivity of the mean",
                            lower, upper))
 
@@ -424,12 +424,12 @@ def smooth_sensitivity_mean(x, lower, upper, beta):
     2.666667
     """
     beta = _beta(beta)
-    x, lower, upper = _sample(x, lower, upper)
-    return _smooth_mean(x, lower, upper, beta)
+    x, lower, upper = checked_sample(x, lower, upper)
+    return smooth_sensitivity_mean_sorted(x, lower, upper, beta)
 
 
-def _smooth_mean(x, lower, upper, beta):
-    """:func:`smooth_sensitivity_mean` of a checked sorted sample (:func:`_sample`) and a checked ``beta``."""
+def smooth_sensitivity_mean_sorted(x, lower, upper, beta):
+    """:func:`smooth_sensitivity_mean` of a checked sorted sample (:func:`checked_sample`) and a checked ``beta``."""
     return float(_positive(max(_local_mean(x, lower, upper), np.exp(-beta) * (upper - lower) / x.size),
                            "the smooth sensitivity of the mean", lower, upper))
 
@@ -443,7 +443,7 @@ def trimmed_mean(x, m):
     m = validation.integer(m, "m", 0)
     if 2 * m >= x.size:
         raise ValueError(f"m must be below n/2 = {x.size / 2:g}; got {m}")
-    return float(_sorted(x)[m:x.size - m].mean())
+    return float(sorted_once(x)[m:x.size - m].mean())
 
 
 def trimmed_mean_sensitivity_at_distance(x, lower, upper, m, k):
@@ -474,7 +474,7 @@ def trimmed_mean_sensitivity_at_distance(x, lower, upper, m, k):
     ndarray
         :math:`A^{(k)}` with the shape of ``k`` (at least 1-D).
     """
-    x, lower, upper = _sample(x, lower, upper)
+    x, lower, upper = checked_sample(x, lower, upper)
     n = x.size
     m = validation.integer(m, "m", 0)
     if 2 * m >= n:
@@ -535,7 +535,7 @@ def smooth_sensitivity_trimmed_mean(x, lower, upper, m, beta):
         width or a ``beta`` so extreme that it underflows).
     """
     beta = _beta(beta)
-    x, lower, upper = _sample(x, lower, upper)
+    x, lower, upper = checked_sample(x, lower, upper)
     ks = np.arange(2 * validation.integer(m, "m", 0) + 2)
     a = trimmed_mean_sensitivity_at_distance(x, lower, upper, m, ks)
     return float(_positive(np.max(np.exp(-beta * ks) * a), "the smooth sensitivity of the trimmed mean",
@@ -557,7 +557,7 @@ def global_sensitivity_std(n, lower, upper):
         positive normal double.
     """
     n = validation.integer(n, "n", 2)
-    lower, upper, width = _bounds(lower, upper)
+    lower, upper, width = checked_bounds(lower, upper)
     return float(_positive(width * (np.sqrt(n - 1.0) / n), "the global sensitivity of the standard deviation",
                            lower, upper))
 
@@ -571,7 +571,7 @@ def local_sensitivity_variance(x, lower, upper):
     :math:`L`, :math:`U` and :math:`\\mu_{-i}`. Computed in units of
     :math:`U - L` and multiplied by :math:`(U - L)^2`.
     """
-    x, lower, upper = _sample(x, lower, upper)
+    x, lower, upper = checked_sample(x, lower, upper)
     u = _unit(x, lower, upper)
     n = u.size
     mu = (u.sum() - u) / (n - 1)
@@ -594,7 +594,7 @@ def local_sensitivity_std(x, lower, upper):
     centred values in units of :math:`U - L` (raw sums of squares cancel or
     overflow) and multiplied by :math:`U - L`.
     """
-    x, lower, upper = _sample(x, lower, upper)
+    x, lower, upper = checked_sample(x, lower, upper)
     u = _unit(x, lower, upper)
     n = u.size
     z = u - u.mean()
@@ -669,7 +669,7 @@ def _min_ssd_windows(x, sizes):
 def _windows(x):
     """What :func:`_min_ssd_windows` needs of a sorted sample for any sizes: prefix sums and runs.
 
-    Computed once per sample by :func:`_std_profile`, which asks for the
+    Computed once per sample by :func:`smooth_sensitivity_std_profile_sorted`, which asks for the
     sizes block by block.
     """
     n = x.size
@@ -727,7 +727,7 @@ def std_sensitivity_bound(n, lower, upper, ssd):
     ndarray
     """
     n = validation.integer(n, "n", 2)
-    lower, upper, width = _bounds(lower, upper)
+    lower, upper, width = checked_bounds(lower, upper)
     ssd = validation.nonnegative(ssd, "ssd")
     with np.errstate(over="ignore"):
         unit = _h_unit(n, ssd / width / width)
@@ -763,7 +763,7 @@ def _resolution(resolution):
     return None if resolution is None else validation.integer(resolution, "resolution", 1)
 
 
-def _last(n, max_distance):
+def distance_cap(n, max_distance):
     """:math:`K` of :func:`smooth_sensitivity_std`: ``max_distance`` capped at ``n`` (None is ``n``)."""
     return n if max_distance is None else min(n, validation.integer(max_distance, "max_distance", 0))
 
@@ -775,8 +775,8 @@ def std_profile_key(x, lower, upper, *, resolution: int | None = None, max_dista
     :func:`lib.models.mixed_naive_bayes.fit_statistics`): keyed by this value, a
     profile is found only for the sample and options it was computed for.
     """
-    x, lower, upper = _sample(x, lower, upper)
-    return fingerprint("std", x, lower, upper, _resolution(resolution), _last(x.size, max_distance))
+    x, lower, upper = checked_sample(x, lower, upper)
+    return fingerprint("std", x, lower, upper, _resolution(resolution), distance_cap(x.size, max_distance))
 
 
 def _distances(k):
@@ -815,7 +815,7 @@ def std_sensitivity_at_distance(x, lower, upper, k, *, resolution: int | None = 
     Computed in units of :math:`U - L` (the bound is homogeneous of degree 1)
     and multiplied by :math:`U - L`.
     """
-    x, lower, upper = _sample(x, lower, upper)
+    x, lower, upper = checked_sample(x, lower, upper)
     ks = _distances(k)
     unit = _at_distance_unit(_unit(x, lower, upper), ks, _resolution(resolution))
     return _positive(unit * (upper - lower), "the sensitivity bound of the standard deviation", lower, upper)
@@ -902,18 +902,18 @@ def smooth_sensitivity_std_profile(x, lower, upper, beta, profile=None, *, resol
         options, or holds a value that is not finite and non-negative.
     """
     beta = _beta(beta)
-    x, lower, upper = _sample(x, lower, upper)
+    x, lower, upper = checked_sample(x, lower, upper)
     resolution = _resolution(resolution)
-    last = _last(x.size, max_distance)
-    return _std_profile(x, lower, upper, beta, profile, fingerprint("std", x, lower, upper, resolution, last),
+    last = distance_cap(x.size, max_distance)
+    return smooth_sensitivity_std_profile_sorted(x, lower, upper, beta, profile, fingerprint("std", x, lower, upper, resolution, last),
                         resolution, last)
 
 
-def _std_profile(x, lower, upper, beta, profile, key, resolution, last):
+def smooth_sensitivity_std_profile_sorted(x, lower, upper, beta, profile, key, resolution, last):
     """:func:`smooth_sensitivity_std_profile` of a checked sorted sample whose :func:`fingerprint` is ``key``.
 
-    For a caller that has already checked ``x`` (:func:`_sample`), ``beta``,
-    ``resolution`` and ``last`` (:func:`_last`) and computed ``key``, so that
+    For a caller that has already checked ``x`` (:func:`checked_sample`), ``beta``,
+    ``resolution`` and ``last`` (:func:`distance_cap`) and computed ``key``, so that
     the sample is hashed once: ``profile`` is still refused unless it carries
     ``key``.
     """
@@ -954,7 +954,7 @@ def smooth_sensitivity_std_naive(x, lower, upper, beta):
     kept for the tests and the benchmark. In units of :math:`U - L`, as the fast path.
     """
     beta = _beta(beta)
-    x, lower, upper = _sample(x, lower, upper)
+    x, lower, upper = checked_sample(x, lower, upper)
     u = _unit(x, lower, upper)
     n = u.size
     xc = u - u[n // 2]
@@ -1013,7 +1013,7 @@ def paper_sensitivity_at_distance(x, lower, upper, k, statistic="variance"):
     if statistic not in ("variance", "std"):
         raise ValueError(f"statistic must be 'variance' or 'std'; got {statistic!r}")
     local = local_sensitivity_variance if statistic == "variance" else local_sensitivity_std
-    x, lower, upper = _sample(x, lower, upper)
+    x, lower, upper = checked_sample(x, lower, upper)
     k = validation.integer(k, "k", 0)
     if k == 0:
         return local(x, lower, upper)
@@ -1064,7 +1064,7 @@ def paper_literal_sensitivity_at_distance(x, lower, upper, k):
     reading the library uses to check the recipe (the largest local
     sensitivity over *all* candidates, not only the two extreme-variance ones).
     """
-    x, lower, upper = _sample(x, lower, upper)
+    x, lower, upper = checked_sample(x, lower, upper)
     k = validation.integer(k, "k", 0)
     if k == 0:
         return local_sensitivity_variance(x, lower, upper)

@@ -28,7 +28,7 @@ import numpy as np
 from lib import validation
 from lib.mechanisms.logistic_posterior import (  # noqa: F401  (re-exported: the model's public names)
     B_LOGISTIC, BETA0, MAX_MARGINS, MAX_NEWTON, MAX_SAMPLER_WORK, NORM_SLACK, SAMPLERS, ConcentratedLogistic,
-    DiffuseLogistic, LogisticPosterior, LogisticSampler, OPSLogistic, Samples, Settings, _data, _weights,
+    DiffuseLogistic, LogisticPosterior, LogisticSampler, OPSLogistic, Samples, Settings, checked_data, checked_weights,
     concentrated_beta, diffuse_rho, dp_of_rdp_slope, log_likelihood, mode, ops_epsilon, ops_radius, ops_rho,
     rdp_epsilon, rdp_slope_for_dp, sample, settings)
 from lib.models.estimator import ClassifierProtocol, not_fitted
@@ -178,8 +178,8 @@ def error_rate(W, X, y):
 
     ``X`` finite of shape (n, d), ``y`` labels 0 and 1 of shape (n,), ``W`` finite.
     """
-    X, y = _data(X, y)
-    W = _weights(W, X.shape[1])
+    X, y = checked_data(X, y)
+    W = checked_weights(W, X.shape[1])
     pred = (np.tensordot(W, X, axes=([-1], [1])) > 0)
     return (pred != np.asarray(y, dtype=bool)).mean(axis=-1)
 

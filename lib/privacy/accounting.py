@@ -60,7 +60,7 @@ def rdp_to_dp(epsilon, lam, delta):
     return np.maximum(eps_hat, 0.0)[()]
 
 
-def _target(epsilon_hat, delta, n_releases):
+def validated_target(epsilon_hat, delta, n_releases):
     """Validate a scalar (epsilon_hat, delta) target and a number of releases."""
     eps_hat = validation.scalar(validation.positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
     delta = validation.scalar(validation.open_unit(delta, "delta"), "delta")
@@ -144,7 +144,7 @@ def min_order(epsilon_hat, delta):
         :math:`\\hat\\varepsilon` above about :math:`10^{17}` with :math:`\\delta = 10^{-5}`, the
         smallest double above 1 is returned, an order at which the target is feasible).
     """
-    eps_hat, delta, _ = _target(epsilon_hat, delta, 1)
+    eps_hat, delta, _ = validated_target(epsilon_hat, delta, 1)
     log_delta = np.log(delta)
 
     def budget(t):

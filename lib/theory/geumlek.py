@@ -35,7 +35,7 @@ MAX_PSET_N = 10**6
 
 
 def _eta(eta, name):
-    arr = validation._as_float(eta, name)
+    arr = validation.as_float(eta, name)
     if arr.shape[-1:] != (2,):
         raise ValueError(f"{name} must have last axis of length 2 (eta = (alpha, alpha + beta)); "
                          f"got shape {arr.shape}")
@@ -305,7 +305,7 @@ def replicate_t_test(diffs):
     dict
         ``mean``, ``se`` (``ddof=1``), ``t`` and two-sided ``p``.
     """
-    d = validation._as_float(diffs, "diffs").ravel()
+    d = validation.as_float(diffs, "diffs").ravel()
     if d.size < 2 or not np.all(np.isfinite(d)):
         raise ValueError("diffs must hold at least 2 finite replicates")
     se = d.std(ddof=1) / np.sqrt(d.size)

@@ -158,7 +158,7 @@ class Audit(NamedTuple):
 
 def _log_pmf_matrix(value, name: str) -> np.ndarray:
     """A 2-D array of log probabilities: rows normalised, no NaN, no +inf (-inf is probability 0)."""
-    arr = validation._as_float(value, name)
+    arr = validation.as_float(value, name)
     if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(f"{name} must be a non-empty 2-D array (data sets x outputs); got shape {arr.shape}")
     for start in range(0, arr.shape[0], _CHUNK):  # blocks of rows: no temporary of the full size
@@ -225,7 +225,7 @@ def audit(log_pmf_matrix, neighbours, epsilons, orders=()) -> Audit:
     epsilons = validation.nonnegative(np.atleast_1d(epsilons), "epsilons")
     if epsilons.ndim != 1 or epsilons.size == 0:
         raise ValueError(f"epsilons must be a non-empty 1-D array of values >= 0; got shape {epsilons.shape}")
-    orders = validation._as_float(orders, "orders").reshape(-1)
+    orders = validation.as_float(orders, "orders").reshape(-1)
     if orders.size:
         validation.order(orders, "orders", strict=True)
     x, y = _pairs(neighbours, lp.shape[0])

@@ -333,7 +333,7 @@ def log_moment(t, p, alpha, beta):
     p = _simplex_point(p)
     alpha = validation.scalar(validation.positive(alpha, "alpha"), "alpha")
     beta = validation.scalar(validation.positive(beta, "beta"), "beta")
-    t = validation._as_float(t, "t")
+    t = validation.as_float(t, "t")
     limit = beta + alpha / p.max()
     if not np.all(np.isfinite(t)) or np.any(t >= limit):
         raise ValueError(f"t must be finite and in (-inf, beta + alpha / max(p)) = (-inf, {limit:g})")

@@ -318,7 +318,7 @@ def test_memoised_local_sensitivity_and_rows_equal_the_plain_computation(prior, 
     assert hm._beta_local_sensitivity_memo.cache_info().hits >= 1
     assert hm._beta_hellinger_rows_memo.cache_info().hits >= 6
     # beyond the memo's size the rows are computed afresh, with the same values
-    monkeypatch.setattr(hm, "_MEMO_CELLS", 10)
+    monkeypatch.setattr(hm, "MEMO_CELLS", 10)
     fresh = hm.SmoothedHellinger(prior, n, 1.0, 1e-6)
     assert fresh.ls.flags.writeable
     np.testing.assert_array_equal(fresh.log_pmf_rows((3, 54)), _plain_log_pmf_rows(fresh, (3, 54)))

@@ -29,7 +29,7 @@ from lib import validation
 from lib.privacy.accounting import blame_target, dp_to_rdp, search_order, search_order_many
 from lib.mechanisms.dirichlet.order import OrderChoice, fixed_order
 from lib.mechanisms.dirichlet.calibration import calibrate
-from lib.mechanisms.dirichlet.moments import _expected_kl_rows
+from lib.mechanisms.dirichlet.moments import expected_kl_rows
 from lib.mechanisms.protocol import L2_SQ, LINF
 
 
@@ -135,7 +135,7 @@ def _summed_kl_distinct(groups, r, alpha):
     """
     total = np.zeros(np.shape(r))
     for distinct, inverse in groups:
-        loss = _expected_kl_rows(distinct, r[..., None], alpha[..., None])
+        loss = expected_kl_rows(distinct, r[..., None], alpha[..., None])
         total = total + np.take(loss, inverse, axis=-1).sum(axis=-1)
     return total[()]
 
@@ -144,7 +144,7 @@ def _summed_kl(groups, r, alpha):
     """:func:`total_expected_kl` of rows already grouped by :func:`_rows`, at validated ``r`` and ``alpha``."""
     total = np.zeros(np.shape(r))
     for rows in groups:
-        total = total + _expected_kl_rows(rows, r[..., None], alpha[..., None]).sum(axis=-1)
+        total = total + expected_kl_rows(rows, r[..., None], alpha[..., None]).sum(axis=-1)
     return total[()]
 
 

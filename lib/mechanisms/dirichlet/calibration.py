@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from lib import validation
-from lib.mechanisms.dirichlet.special import _trigamma
+from lib.mechanisms.dirichlet.special import trigamma_unchecked
 
 #: psi'(1) = pi^2 / 6, the largest value psi'(1 + g) can take when g >= 0.
 TRIGAMMA_AT_ONE = np.pi**2 / 6
@@ -100,11 +100,11 @@ def rdp_epsilon(r, lam, l2_sq=2.0, linf=1.0, *, g_factor=3.0, count_floor=0.0):
     """
     r, _, _, _, k, c = _line1_constants(r, "r", lam, l2_sq, linf, g_factor, count_floor)
     with np.errstate(over="ignore", under="ignore"):
-        out = np.asarray(k * r**2 * _trigamma(1 + c * r))
+        out = np.asarray(k * r**2 * trigamma_unchecked(1 + c * r))
         # r**2 underflows (or overflows) below 1e-154 (above 1e154): the same product in logs.
         extreme = (r < 1e-150) | (r > 1e150)
         if np.any(extreme):
-            out[extreme] = np.exp(np.log(k) + 2 * np.log(r) + np.log(_trigamma(1 + c * r)))[extreme]
+            out[extreme] = np.exp(np.log(k) + 2 * np.log(r) + np.log(trigamma_unchecked(1 + c * r)))[extreme]
     return out[()]
 
 
@@ -153,7 +153,7 @@ def _solve_line1(epsilon, k, c, r_lo):
     c, log_target = c.copy(), log_target.copy()
     for _ in range(_MAX_NEWTON_STEPS):
         r = np.exp(t)
-        value, slope = _trigamma(1 + c * r, derivative=True)
+        value, slope = trigamma_unchecked(1 + c * r, derivative=True)
         f = 2 * t + np.log(value) - log_target
         lo = np.where(f <= 0, t, lo)
         hi = np.where(f > 0, t, hi)

@@ -29,9 +29,9 @@ import numpy as np
 
 from lib import validation
 from lib.mechanisms.dirichlet.calibration import calibrate
-from lib.mechanisms.dirichlet.divergence import _excess
+from lib.mechanisms.dirichlet.divergence import renyi_excess
 from lib.privacy.accountant import Accountant
-from lib.privacy.accounting import _target, dp_to_rdp
+from lib.privacy.accounting import validated_target, dp_to_rdp
 from lib.privacy.guarantees import RenyiDP
 
 #: The neighbouring relations that :func:`worst_case_divergence` knows.
@@ -84,7 +84,7 @@ def divergence_term(a, delta, lam):
         raise ValueError("delta must be below a, so that a - delta = u'_i is in (0, inf)")
     out = np.full(a.shape, np.inf)
     finite = a + (lam - 1) * delta > 0
-    out[finite] = _excess(a[finite], delta[finite], lam[finite])
+    out[finite] = renyi_excess(a[finite], delta[finite], lam[finite])
     return np.maximum(out, 0.0)[()]
 
 
@@ -395,7 +395,7 @@ def calibrate_exact(epsilon_hat, delta, lam, *, n_releases=1, l2_sq=2.0, linf=1.
     >>> bool(cal.epsilon > cal.paper_epsilon and cal.epsilon_hat <= 1.0)
     True
     """
-    eps_hat, delta, n = _target(epsilon_hat, delta, n_releases)
+    eps_hat, delta, n = validated_target(epsilon_hat, delta, n_releases)
     lam = validation.scalar(validation.order(lam, "lam", strict=True), "lam")
     l2_sq = validation.scalar(validation.positive(l2_sq, "l2_sq"), "l2_sq")
     linf = validation.scalar(validation.positive(linf, "linf"), "linf")

@@ -22,15 +22,14 @@ import numpy as np
 from scipy import special
 
 from lib import validation
+from lib.mechanisms.batching import batchable, log_views, normalise_rows, release_buffer
 from lib.mechanisms.dirichlet.approximate_dp import dirichlet_order, model_order_many, public_reference
-from lib.mechanisms.noise import _normalise_rows
 from lib.mechanisms.dirichlet.calibration import calibrate
 from lib.mechanisms.dirichlet.curve import calibrate_exact, exact_curve
 from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
 from lib.privacy.neighbours import all_neighbours
 from lib.mechanisms.protocol import (L2_SQ, LINF, ApproximateDP, Guarantee, Mechanism, ModelCalibration, NotPrivate, RenyiDP,
-                                     _batchable,
-                                     _buffer, _logs_of, register)
+                                     register)
 
 
 class DirichletMechanism(Mechanism):
@@ -296,9 +295,9 @@ class DirichletMechanism(Mechanism):
         the release, nothing is drawn here and the tables are released one by
         one (the protocol's loop).
         """
-        if not _batchable(DirichletMechanism, ("release", "concentration"), objects, tables):
+        if not batchable(DirichletMechanism, ("release", "concentration"), objects, tables):
             return Mechanism.log_release_tables.__func__(cls, objects, tables, n_draws, rng)
-        flat, views = _buffer(tables, n_draws)
+        flat, views = release_buffer(tables, n_draws)
         with np.errstate(over="ignore"):
             for m, v, t in zip(objects, views, tables):
                 np.multiply(t, m.r, out=v)  # release's concentration r f + alpha, entry by entry
@@ -306,8 +305,8 @@ class DirichletMechanism(Mechanism):
         if flat.size and not (flat.min() >= 1 and np.isfinite(flat.max())):
             return Mechanism.log_release_tables.__func__(cls, objects, tables, n_draws, rng)
         rng.standard_gamma(flat, out=flat)
-        _normalise_rows(flat, views)
-        return _logs_of(flat, views)
+        normalise_rows(flat, views)
+        return log_views(flat, views)
 
     def release(self, counts, rng=None) -> np.ndarray:
         """Line 3: one draw :math:`y \\sim \\mathrm{Dirichlet}(r f(x) + \\alpha)` per vector.

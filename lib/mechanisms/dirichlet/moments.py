@@ -239,7 +239,7 @@ def _expected_kl(counts, total, r, alpha, psi):
     return entropy - (share * psi).sum(axis=-1) + special.digamma(r * total + counts.shape[-1] * alpha)
 
 
-def _expected_kl_rows(rows, r, alpha):
+def expected_kl_rows(rows, r, alpha):
     """:func:`expected_kl_loss` of ``rows`` (validated, shape (n, d), positive totals) at ``r`` and ``alpha``
     of one shape ``(..., 1)`` (one scale per leading index, the same for every row), shape ``(..., n)``.
 

@@ -16,7 +16,7 @@ import numpy as np
 from lib import validation
 from lib.mechanisms.dirichlet.calibration import calibrate
 from lib.mechanisms.dirichlet.moments import expected_kl_loss
-from lib.privacy.accounting import MAX_BRACKET_STEPS, _target, blame_target, dp_to_rdp, search_order
+from lib.privacy.accounting import MAX_BRACKET_STEPS, validated_target, blame_target, dp_to_rdp, search_order
 
 
 class OrderChoice(NamedTuple):
@@ -90,7 +90,7 @@ def fixed_order(epsilon_hat, delta, *, n_releases=1, l2_sq=2.0, linf=1.0, counts
         With ``expected_kl`` NaN when ``counts`` is None (the rule involves no
         histogram).
     """
-    eps_hat, delta, n = _target(epsilon_hat, delta, n_releases)
+    eps_hat, delta, n = validated_target(epsilon_hat, delta, n_releases)
     if counts is not None:
         counts = _reference(counts)
 
@@ -172,7 +172,7 @@ def optimal_order(epsilon_hat, delta, counts, *, n_releases=1, l2_sq=2.0, linf=1
     ValueError
         For invalid input, or when no order up to ``lam_max`` meets the target.
     """
-    eps_hat, delta, n = _target(epsilon_hat, delta, n_releases)
+    eps_hat, delta, n = validated_target(epsilon_hat, delta, n_releases)
     counts = _reference(counts)
     grid_size = validation.integer(grid_size, "grid_size", 8)
     lam_max = 1 / delta if lam_max is None else validation.scalar(validation.order(lam_max, "lam_max", strict=True), "lam_max")

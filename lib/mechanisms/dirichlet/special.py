@@ -39,7 +39,7 @@ def _euler_maclaurin_tail_derivative(y):
     return -inv2 - inv2 * inv - acc * inv2 * inv2
 
 
-def _trigamma(x, *, derivative: bool = False):
+def trigamma_unchecked(x, *, derivative: bool = False):
     """``psi'(x)`` (and ``psi''(x)`` if ``derivative``) for an array ``x > 0``, unvalidated.
 
     Eq. (5) term by term until the argument reaches 12, then the Euler-Maclaurin tail.
@@ -83,7 +83,7 @@ def trigamma(x):
     ndarray or float
         :math:`\\psi'(x) = \\sum_{k \\ge 0} (x + k)^{-2}`.
     """
-    return _trigamma(validation.positive(x, "x"))[()]
+    return trigamma_unchecked(validation.positive(x, "x"))[()]
 
 
 def tetragamma(x):
@@ -102,7 +102,7 @@ def tetragamma(x):
     psi2 : ndarray or float
         :math:`\\psi''(x)`, negative at every point.
     """
-    return _trigamma(validation.positive(x, "x"), derivative=True)[1][()]
+    return trigamma_unchecked(validation.positive(x, "x"), derivative=True)[1][()]
 
 
 def trigamma_series(x, n_terms: int, *, tail: bool = False):

@@ -23,7 +23,7 @@ from numpy.polynomial import legendre
 from scipy import special
 
 from lib import validation
-from lib.mechanisms.dirichlet.divergence import _lgamma_diff
+from lib.mechanisms.dirichlet.divergence import lgamma_diff
 
 
 
@@ -204,7 +204,7 @@ def epsilon_hat_at(gamma, r, par: GohariParameters):
     """
     a = par.k * par.eta
     c = par.k * (1 - par.eta - par.eta_prime)
-    return (_lgamma_diff(c - r, r) - _lgamma_diff(a, r)) + r * (np.log1p(-(W_CHANGED - 1) * gamma) - np.log(gamma))
+    return (lgamma_diff(c - r, r) - lgamma_diff(a, r)) + r * (np.log1p(-(W_CHANGED - 1) * gamma) - np.log(gamma))
 
 
 def illinois(func, lo, f_lo, hi, f_hi, *, xtol, ftol):

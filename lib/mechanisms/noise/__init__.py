@@ -26,9 +26,10 @@ import functools
 import numpy as np
 
 from lib import validation
+from lib.mechanisms.batching import batchable, log_views, normalise_rows, release_buffer
 from lib.mechanisms.noise.calibration import analytic_gaussian_delta, analytic_gaussian_sigma, classical_gaussian_sigma
 from lib.mechanisms.protocol import (L1, L2_SQ, ApproximateDP, Mechanism, ModelCalibration, NotPrivate, PureDP, RenyiDP,
-                                     ZeroConcentratedDP, _batchable, _buffer, _logs_of, register)
+                                     ZeroConcentratedDP, register)
 
 #: Floor, in units of counts, at which noisy counts are clipped before they are
 #: normalised (the value the author's code used).
@@ -84,38 +85,6 @@ def _clip_and_normalise(x, floor):
     if out.size and out.min() == 0:  # a floor far below the largest count underflowed
         np.maximum(out, np.finfo(float).tiny, out=out)
     return out
-
-
-def _normalise_rows(flat, views, *, guard=True):
-    """Divide every row of every view (entries of ``flat``) by its sum, as ``release`` does table by table.
-
-    Shared by the batched releases of the noise baselines (:meth:`_NoiseMechanism.log_release_tables`)
-    and of the Dirichlet mechanism (:meth:`lib.DirichletMechanism.log_release_tables`).
-
-    The row sums of each view are taken as ``y.sum(axis=-1)`` (the same
-    reduction, so the same bits); all rows are then divided by one
-    operation. Where a row sum overflows, every view is normalised by
-    ``release``'s own rescaling path instead (``guard``: a Gamma draw that
-    itself overflows raises, as in :meth:`lib.DirichletMechanism.release`).
-    """
-    with np.errstate(over="ignore"):
-        totals = [v.sum(axis=-1) for v in views]
-    total = np.concatenate([s.ravel() for s in totals]) if totals else np.empty(0)
-    if np.isfinite(total).all():
-        widths = np.repeat([v.shape[-1] for v in views], [s.size for s in totals])
-        with np.errstate(under="ignore"):
-            flat /= np.repeat(total, widths)
-        return
-    for v, s in zip(views, totals):  # counts near the double range
-        s = s[..., None]
-        if not np.isfinite(s).all():
-            if guard and not np.isfinite(v.max()):
-                raise ValueError("counts are too large: a Gamma draw of r * counts + alpha overflows "
-                                 "double precision")
-            v /= v.max(axis=-1, keepdims=True)
-            s = v.sum(axis=-1, keepdims=True)
-        with np.errstate(under="ignore"):
-            v /= s
 
 
 def laplace_rdp(scale, lam, l1=1.0):
@@ -360,9 +329,9 @@ class _NoiseMechanism(Mechanism):
         those of :meth:`release`. Objects whose class changes the release are
         released table by table (the protocol's loop).
         """
-        if not _batchable(_NoiseMechanism, ("release", "noisy_counts"), objects, tables):
+        if not batchable(_NoiseMechanism, ("release", "noisy_counts"), objects, tables):
             return Mechanism.log_release_tables.__func__(cls, objects, tables, n_draws, rng)
-        flat, views = _buffer(tables, n_draws)
+        flat, views = release_buffer(tables, n_draws)
         with np.errstate(over="ignore", invalid="ignore"):
             for m, t, v in zip(objects, tables, views):
                 v[...] = getattr(rng, m._distribution)(0.0, getattr(m, m._scale), size=v.shape)
@@ -380,12 +349,12 @@ class _NoiseMechanism(Mechanism):
         else:
             for m, v in zip(objects, views):
                 np.maximum(v, m.floor, out=v)
-        _normalise_rows(flat, views, guard=False)
+        normalise_rows(flat, views, guard=False)
         if flat.size and flat.min() == 0:  # a floor far below the largest count underflowed
             for v in views:
                 if v.size and v.min() == 0:
                     np.maximum(v, np.finfo(float).tiny, out=v)
-        return _logs_of(flat, views)
+        return log_views(flat, views)
 
 
 class GaussianMechanism(_NoiseMechanism):
