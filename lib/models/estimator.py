@@ -10,13 +10,23 @@ protocol is implemented here by duck typing (scikit-learn's ``clone`` needs only
 ``get_params``); scikit-learn is imported only inside ``__sklearn_tags__``,
 which only scikit-learn calls. ``pip install dirichlet-mechanism-book[sklearn]``
 installs it.
+
+:class:`SharedBudget` is the one accountant that every fit inside a model
+selection charges (``GridSearchCV``, ``cross_val_score``): it survives
+``clone``, so the total of a search is known at its end.
 """
 
 from __future__ import annotations
 
 import inspect
+import os
+import threading
+from typing import Any
 
 import numpy as np
+
+from lib.privacy.accountant import Accountant, Spent
+from lib.privacy.guarantees import Guarantee, compose
 
 
 class ClassifierProtocol:
@@ -95,6 +105,103 @@ class ClassifierProtocol:
             if not same:
                 shown.append(f"{name}={getattr(value, 'name', value) if name == 'mechanism' else value!r}")
         return f"{type(self).__name__}({', '.join(shown)})"
+
+
+class SharedBudget:
+    """One accountant charged by every fit of the estimators that hold it, through ``clone`` and model selection.
+
+    Give the same object to an estimator's ``budget`` parameter; every
+    :meth:`charge` (each ``fit`` of a private model calls it with the
+    guarantee of its release) composes on one
+    :class:`lib.privacy.accountant.Accountant`. scikit-learn's ``clone``
+    deep-copies a parameter that is not an estimator; this object's copy *is*
+    the object (``__copy__`` and ``__deepcopy__`` return it), so the clones
+    that ``GridSearchCV`` or ``cross_val_score`` fit all charge here, and the
+    total of the search is :meth:`spent` at the end (46 fits of a 23-candidate,
+    2-fold search and the refit: 47 releases).
+
+    A copy that crossed into another process (``n_jobs > 1`` with a process
+    backend pickles the estimators) would charge an accountant nobody reads:
+    its :meth:`charge` raises instead, naming the fix (``n_jobs=1`` or
+    ``joblib.parallel_backend("threading")``). Charges from threads are
+    serialised by a lock.
+
+    Parameters
+    ----------
+    orders : array_like, optional
+        The accountant's Renyi orders (:class:`lib.privacy.accountant.Accountant`).
+
+    Examples
+    --------
+    >>> from lib.privacy.guarantees import RenyiDP
+    >>> budget = SharedBudget()
+    >>> import copy; copy.deepcopy(budget) is budget
+    True
+    >>> budget.charge(RenyiDP(5.0, 1.0)).charge(RenyiDP(5.0, 1.0)).releases
+    2
+    >>> budget.total()
+    RenyiDP(lam=5.0, epsilon=2.0)
+    """
+
+    def __init__(self, orders: Any = None):
+        self.accountant = Accountant(orders)
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+
+    def __copy__(self) -> "SharedBudget":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "SharedBudget":
+        return self
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def charge(self, guarantee: Guarantee, count: int = 1) -> "SharedBudget":
+        """Compose ``count`` releases that meet ``guarantee``; returns the budget.
+
+        Raises
+        ------
+        RuntimeError
+            In another process than the one that made the budget (a pickled
+            copy: its charges would be lost).
+        ValueError
+            If the accountant cannot compose ``guarantee``.
+        """
+        if os.getpid() != self._pid:
+            raise RuntimeError("this SharedBudget was copied into another process (n_jobs > 1 with a process "
+                               "backend), where its charges would be lost: run the model selection with "
+                               "n_jobs=1 or inside joblib.parallel_backend('threading')")
+        with self._lock:
+            self.accountant.add(guarantee, count)
+        return self
+
+    @property
+    def releases(self) -> int:
+        """The number of releases charged so far."""
+        return sum(count for _, count in self.accountant.guarantees)
+
+    def total(self) -> Guarantee:
+        """The composition of every charge as one guarantee of :mod:`lib.privacy.guarantees`
+        (:func:`lib.privacy.guarantees.compose`: Renyi levels add at one order; a ValueError for charges
+        of mixed types, whose total is :meth:`spent`)."""
+        entries = self.accountant.guarantees
+        if not entries:
+            raise ValueError("nothing has been charged to this SharedBudget yet")
+        return compose([g for g, count in entries for _ in range(count)])
+
+    def spent(self, delta: float) -> Spent:
+        """The :math:`(\\hat\\varepsilon, \\delta)` of every charge together (eq. (14) at the best order)."""
+        return self.accountant.epsilon(delta)
+
+    def __repr__(self) -> str:
+        return f"SharedBudget(releases={self.releases})"
 
 
 def _equal(a, b) -> bool:

@@ -86,15 +86,20 @@ def test_private_naive_bayes_refuses_bad_codes_at_prediction():
     for bad in ([[2, 0]], [[-1, 0]], [[0, 10**12]]):
         with pytest.raises(ValueError, match="X must hold codes"):
             model.predict_proba(np.array(bad))
-    with pytest.raises(TypeError, match="X must be a 2-D integer array"):
-        model.predict(X.astype(float))
+    np.testing.assert_array_equal(model.predict(X.astype(float)), model.predict(X))  # whole floats are codes
+    with pytest.raises(ValueError, match="non-integral"):
+        model.predict(X + 0.5)
 
 
 def test_inferred_labels_must_be_zero_to_k_minus_one():
-    with pytest.raises(ValueError, match=r"classes \[1, 2, 3, 4\] are absent"):
+    # only the non-private estimate infers classes (the sorted labels, as scikit-learn's); a private
+    # model is refused before it reads y (which classes are absent would be a private fact)
+    assert PrivateNaiveBayes("mle").fit(X, np.array([0, 0, 5, 5, 5])).classes_.tolist() == [0, 5]
+    with pytest.raises(ValueError, match="n_classes .* must be given"):
         PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=0).fit(X, np.array([0, 0, 5, 5, 5]))
     with pytest.raises(ValueError, match="y must hold class codes in"):
-        PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=0).fit(X, np.array([0, 0, -1, 1, 1]))
+        PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=0).fit(
+            X, np.array([0, 0, -1, 1, 1]), n_values=N_VALUES, n_classes=2)
     # A declared public domain may have empty classes.
     model = PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=0).fit(
         X, np.array([0, 0, 5, 5, 5]), n_values=N_VALUES, n_classes=6)

@@ -18,6 +18,8 @@ reproduce numpy's bits). The model, its counts and its private release are in
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 import numpy as np
 from scipy.special import logsumexp
 
@@ -42,7 +44,7 @@ def _model(X, log_prior, log_feature, n_values):
     if n_values.ndim != 1 or n_values.size < 1 or np.any(n_values < 2):
         raise ValueError(f"n_values must be a 1-D array of integers in [2, inf); got {n_values!r}")
     X = validation.codes(X, "X", n_values)
-    log_prior = validation._as_float(log_prior, "log_prior")
+    log_prior = validation.as_float(log_prior, "log_prior")
     if log_prior.ndim != 2 or log_prior.shape[1] < 2:
         raise ValueError(f"log_prior must have shape (B, d) with d >= 2; got {log_prior.shape}")
     B, d = log_prior.shape
@@ -57,7 +59,7 @@ def _model(X, log_prior, log_feature, n_values):
     return X, log_prior, weights, n_values
 
 
-def _chunks(n, width=1):
+def row_chunks(n: int, width: int = 1) -> list[tuple[int, int]]:
     """Row ranges ``(start, stop)`` covering ``range(n)``, each of at most ``CHUNK_ROWS`` rows
     and (from 1024 rows up) at most ``CHUNK_CELLS`` cells of ``width`` values per row."""
     step = max(1, min(CHUNK_ROWS, max(1024, CHUNK_CELLS // max(int(width), 1))))
@@ -82,16 +84,16 @@ def _joint(X, log_prior, weights, n_values):
     return out
 
 
-def _one_model(log_prior, log_feature):
+def stacked_model(log_prior: Any, log_feature: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
     """One model's log-prior (d,) and its log-tables stacked class by class, a contiguous (d, sum n_k) matrix."""
     prior = np.asarray(log_prior, dtype=float)
     return prior, np.ascontiguousarray(np.concatenate([np.asarray(t, dtype=float) for t in log_feature], axis=-1))
 
 
-def _class_scores(X, prior, table, n_values):
+def class_scores(X: np.ndarray, prior: np.ndarray, table: np.ndarray, n_values: Any) -> np.ndarray:
     """``_joint`` of one model (B = 1) as a (rows, d) array, bit for bit, by flat lookups.
 
-    ``table`` is :func:`_one_model`'s (d, D) matrix; each class's score is
+    ``table`` is :func:`stacked_model`'s (d, D) matrix; each class's score is
     gathered from its own contiguous row of ``table`` at the flat indices
     ``X + offsets`` (one 1-D ``take`` per attribute, added in attribute order and
     the prior last, the additions of :func:`_joint`), one chunk of rows at a
@@ -102,7 +104,7 @@ def _class_scores(X, prior, table, n_values):
     d = prior.shape[0]
     offsets = np.concatenate([[0], np.cumsum(n_values)[:-1]]).astype(np.intp)
     out = np.empty((n, d))
-    for a, b in _chunks(n, K):
+    for a, b in row_chunks(n, K):
         cols = (X[a:b] + offsets).T.copy()  # (K, rows): each attribute's flat indices contiguous
         for j in range(d):
             w = table[j]
@@ -114,11 +116,11 @@ def _class_scores(X, prior, table, n_values):
     return out
 
 
-def _one_log_proba(X, log_prior, log_feature, n_values):
+def model_log_proba(X: np.ndarray, log_prior: Any, log_feature: Sequence[Any], n_values: Any) -> np.ndarray:
     """:func:`log_proba` of one model, shape (n, d): the same values bit for bit, ``X`` validated by the caller."""
-    prior, table = _one_model(log_prior, log_feature)
-    out = _class_scores(X, prior, table, n_values)
-    for a, b in _chunks(X.shape[0], prior.shape[0]):
+    prior, table = stacked_model(log_prior, log_feature)
+    out = class_scores(X, prior, table, n_values)
+    for a, b in row_chunks(X.shape[0], prior.shape[0]):
         s = out[a:b]
         s -= _log_normaliser(s)[..., None]
     return out
@@ -195,7 +197,7 @@ def _log_normaliser(scores, top=None):
     return top + np.log(_column_sum(np.exp(e, out=e)))
 
 
-def log_proba(X, log_prior, log_feature, n_values):
+def log_proba(X: Any, log_prior: Any, log_feature: Sequence[Any], n_values: Any) -> np.ndarray:
     """Log posterior class probabilities of a batch of models at once.
 
     :math:`\\log\\Pr[y = j \\mid x] = \\log\\pi_j + \\sum_k \\log\\theta^k_{jx_k}`
@@ -219,14 +221,14 @@ def log_proba(X, log_prior, log_feature, n_values):
     X, log_prior, weights, n_values = _model(X, log_prior, log_feature, n_values)
     B, d = log_prior.shape
     out = np.empty((B, X.shape[0], d))
-    for a, b in _chunks(X.shape[0], B * d):
+    for a, b in row_chunks(X.shape[0], B * d):
         s = _joint(X[a:b], log_prior, weights, n_values)
         s -= _log_normaliser(s)[..., None]
         out[:, a:b] = s.transpose(1, 0, 2)
     return out
 
 
-def scores(X, y, log_prior, log_feature, n_values):
+def scores(X: Any, y: Any, log_prior: Any, log_feature: Sequence[Any], n_values: Any) -> tuple[np.ndarray, np.ndarray]:
     """Test cross-entropy and accuracy of a batch of models, in one pass over the rows.
 
     The same numbers as :func:`cross_entropy` and :func:`accuracy` of
@@ -278,7 +280,7 @@ def scores(X, y, log_prior, log_feature, n_values):
         margins = _margins(log_prior, weights)
         if margins is not None:
             return _binary_scores(X, y, sign, *margins, n_values)
-    for a, b in _chunks(n, B * d):
+    for a, b in row_chunks(n, B * d):
         s = _joint(X[a:b], log_prior, weights, n_values)  # (rows, B, d)
         labels = y[a:b, None]
         if d == 2:
@@ -325,7 +327,7 @@ def _binary_scores(X, y, sign, table, prior, n_values):
     n, B = X.shape[0], prior.shape[0]
     offsets = np.concatenate([[0], np.cumsum(n_values)[:-1]])
     loss, hits = np.zeros(B), np.zeros(B)
-    for a, b in _chunks(n, B):
+    for a, b in row_chunks(n, B):
         cols = X[a:b] + offsets
         margin = table[cols[:, 0]]  # (rows, B), a new array
         for k in range(1, cols.shape[1]):
@@ -337,7 +339,7 @@ def _binary_scores(X, y, sign, table, prior, n_values):
     return loss / n, hits / n
 
 
-def cross_entropy(log_probs, y):
+def cross_entropy(log_probs: Any, y: Any) -> np.ndarray:
     """Mean test cross-entropy :math:`-\\frac1n\\sum_i \\log\\Pr[y = y_i \\mid x_i]`.
 
     ``log_probs`` has shape (..., n, d); the result has shape (...). Every
@@ -348,7 +350,7 @@ def cross_entropy(log_probs, y):
     return -picked[..., 0].mean(axis=-1)
 
 
-def accuracy(log_probs, y):
+def accuracy(log_probs: Any, y: Any) -> np.ndarray:
     """Share of rows whose most probable class (first one on ties) is the label.
 
     ``log_probs`` has shape (..., n, d); every label must be a class code in ``[0, d - 1]``.
