@@ -348,3 +348,51 @@ def test_everything_fits_the_text_width(pdf):
     over = [(number, word, round(x_max - (width - left), 1))
             for number, width, _, x_max, word in words if x_max > width - left + 1.5]
     assert not over, f"{len(over)} words past the right margin (page, word, points over): {over[:10]}"
+
+
+def _links(pdf: Path) -> tuple[list[str], int]:
+    """Every URI link of ``pdf`` and the number of its links to a place inside it (GoTo)."""
+    from pypdf import PdfReader
+
+    uris, inside = [], 0
+    for page in PdfReader(str(pdf)).pages:
+        for annotation in page.get("/Annots") or []:
+            annotation = annotation.get_object()
+            if annotation.get("/Subtype") != "/Link":
+                continue
+            action = annotation.get("/A")
+            if action is not None and "/URI" in action:
+                uris.append(str(action["/URI"]))
+            else:
+                inside += 1
+    return uris, inside
+
+
+#: Addresses that exist only on the machine that printed the PDF.
+_LOCAL = re.compile(r"^(?:https?://(?:127\.\d+\.\d+\.\d+|localhost|0\.0\.0\.0|\[::1\])(?::\d+)?|file:)", re.I)
+
+
+@pytest.mark.parametrize("which", ["book", "api"])
+def test_no_link_leaves_for_the_build_machine(pdf, api_pdf, which):
+    """Every link of the PDF is either a place in the PDF or a public address: the singlehtml's
+    cross-references (``book/intro.html#...``) become links inside the PDF
+    (tools/book/build_pdf.py, localise_links), and none points to the server it was printed from."""
+    uris, inside = _links(pdf if which == "book" else api_pdf)
+    local = [u for u in uris if _LOCAL.match(u)]
+    assert not local, f"{len(local)} links to the build machine, e.g. {local[:5]}"
+    if which == "book":
+        assert inside >= 400, f"only {inside} links inside the book's PDF"
+
+
+def test_bookmark_titles_keep_their_spaces(pdf):
+    """A bookmark's title is its heading's text with the spaces between its words: the headings
+    of the single page (inline code, formulas and links run together when their text is joined
+    without the spaces around them) against the outline Chromium wrote."""
+    html = (ROOT / "_build" / "pdf" / "_build" / "singlehtml" / "book" / "intro.html").read_text()
+    spaced = set()
+    for inner in re.findall(r"<h[1-3][^>]*>(.*?)</h[1-3]>", html, re.S):
+        text = re.sub(r"<[^>]+>", " ", inner)
+        words = re.sub(r"\s+", " ", text.replace("#", " ")).strip().split(" ")
+        spaced.update(a + b for a, b in zip(words, words[1:]) if a.isalpha() and b.isalpha())
+    joined = [title for _, title, _ in _bookmarks(pdf) for word in title.split() if word in spaced]
+    assert not joined, f"bookmark titles with words run together: {joined[:10]}"

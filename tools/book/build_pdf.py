@@ -301,6 +301,25 @@ API_ONLY_CSS = f"""
 """
 
 
+
+
+def localise_links(html: str, page: str) -> str:
+    """The single page's links as links inside the PDF.
+
+    The singlehtml builder writes every cross-reference as ``<page>#<anchor>``, with ``page`` the
+    root page's path (``book/intro.html``). Printed from ``print.html`` at the build root, such a
+    link resolves to the local server the page was printed from (``http://127.0.0.1:<port>/...``)
+    and leaves the PDF. Each becomes ``#<anchor>``, which Chromium prints as a link to the place
+    in the PDF. A figure's link to its own image file is dropped (the figure stays): the file is
+    not part of the PDF either. Public addresses are kept. Any other relative link (a page of the
+    build that is not in the single page, such as ``genindex.html``) is left to the navigation,
+    which the print style sheet hides; ``tests/book/test_pdf.py`` fails on any link of the PDF to a
+    local address.
+    """
+    html = html.replace(f'href="{page}#', 'href="#').replace(f'href="{page}"', 'href="#"')
+    return re.sub(r'<a\b[^>]*\bhref="_images/[^"]*"[^>]*>(.*?)</a>', r"\1", html, flags=re.S)
+
+
 def write_print_page(folder: Path, name: str = "print.html", extra_css: str = "",
                      contents: str = "") -> Path:
     """``name`` at the root of ``folder``: the single page with the print style sheet.
@@ -313,7 +332,7 @@ def write_print_page(folder: Path, name: str = "print.html", extra_css: str = ""
     source = folder / (root_page() + ".html")
     if not source.exists():
         raise FileNotFoundError(f"the singlehtml build has no {source}")
-    html = source.read_text(encoding="utf-8")
+    html = localise_links(source.read_text(encoding="utf-8"), root_page() + ".html")
     if "</head>" not in html:
         raise ValueError(f"{source} has no </head>")
     html = html.replace("</head>", f"<style>{PRINT_CSS}{extra_css}</style>\n{FIT_SCRIPT}</head>", 1)
@@ -375,6 +394,53 @@ def heading_pages(pdf: Path, headings: list[tuple[int, str, str]]) -> list[int]:
             raise SystemExit(f"{pdf}: bookmark {title!r} (depth {depth}) does not match the heading "
                              f"{text!r} of {doc}")
     return [page for _depth, _title, page in marks]
+
+
+def heading_texts(html: str) -> dict[str, str]:
+    """The plain text of every h1-h3 of the single page, keyed by that text without whitespace."""
+    texts = {}
+    for inner in re.findall(r"<h[1-3][^>]*>(.*?)</h[1-3]>", html, re.S):
+        text = html_lib.unescape(re.sub(r"<[^>]+>", " ", inner)).replace("#", " ")
+        text = re.sub(r"\s+", " ", text).strip()
+        texts.setdefault(re.sub(r"\s+", "", text), text)
+    return texts
+
+
+def respace_bookmarks(pdf: Path, html: str) -> int:
+    """Give back the spaces Chromium's outline drops where a heading wraps; return how many.
+
+    Chromium titles each bookmark with its heading's text as laid out, line by line, and joins
+    the lines of a heading that wraps without the space between them ("the concentrated" +
+    "posterior" -> "concentratedposterior"). Each bookmark whose title, without whitespace, is
+    a heading's text without whitespace takes that heading's text (headings with formulas, whose
+    typeset text differs, are left as printed). The PDF is rewritten in place with pypdf.
+    """
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import NameObject, TextStringObject
+
+    texts = heading_texts(html)
+    writer = PdfWriter(clone_from=PdfReader(str(pdf)))
+    fixed = 0
+
+    def walk(item) -> None:
+        nonlocal fixed
+        while item is not None:
+            item = item.get_object()
+            title = str(item.get("/Title", ""))
+            wanted = texts.get(re.sub(r"\s+", "", title))
+            if wanted is not None and wanted != title:
+                item[NameObject("/Title")] = TextStringObject(wanted)
+                fixed += 1
+            if "/First" in item:
+                walk(item["/First"])
+            item = item.get("/Next")
+
+    outlines = writer._root_object.get("/Outlines")
+    if outlines is not None and "/First" in outlines.get_object():
+        walk(outlines.get_object()["/First"])
+    with open(pdf, "wb") as out:
+        writer.write(out)
+    return fixed
 
 
 def find_chromium() -> str:
@@ -460,6 +526,9 @@ def main(argv: list[str] | None = None) -> int:
     api = write_print_page(folder, "print_api.html", extra_css=API_ONLY_CSS)
     api_pdf = out.with_name(API_PDF.name)
     print_to_pdf(folder, api, api_pdf, args.budget)
+    single = (folder / (root_page() + ".html")).read_text(encoding="utf-8")
+    for pdf in (out, api_pdf):
+        print(f"{pdf.name}: {respace_bookmarks(pdf, single)} bookmark titles given back their spaces")
     done = time.perf_counter()
     for pdf in (out, api_pdf):
         pages = page_count(pdf)
