@@ -654,3 +654,261 @@ def combined_verdict(verdicts) -> str:
         raise ValueError(f"verdicts must be one or more of {allowed}; got {v!r}")
     kinds = set(v)
     return kinds.pop() if len(kinds) == 1 and kinds <= {"holds", "does not hold"} else "partly"
+
+
+# ------------------------------------------------------------------ chapter 14: cells won, regrets
+# Chapter 14 compares many systems at once: which one wins a (dataset, budget) cell, how often each
+# wins, and how far each falls behind the best of a cell at worst.
+
+
+def cell_winners(frame: pd.DataFrame, metric: str, *, best: str, threshold: float = 2.0) -> pd.DataFrame:
+    """Per (dataset, budget) cell, the model with the best mean and whether it leads every other by z.
+
+    The leader of a cell is the model with the highest (``best="max"``) or lowest
+    (``best="min"``) mean ``metric`` over its repeats; its lead is the smallest,
+    over the other models present in the cell, of the two-sample z of
+    :func:`cell_z` (leader minus other, its sign turned so that a positive z
+    favours the leader). The leader wins the cell where its lead exceeds
+    ``threshold``. Two models with constant, equal scores in a cell (e.g. both
+    predicting the majority class for every test row) are tied exactly: their z,
+    0/0, counts as a lead of 0. A lead that cannot be computed (a model with a
+    single repeat) is NaN, and the cell stays undecided.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A grid frame (columns ``dataset``, ``model``, the budget ``epsilon`` or
+        ``epsilon_hat``, ``metric``).
+    metric : str
+        A score column.
+    best : {"max", "min"}
+        Whether a higher or a lower score is better.
+    threshold : float
+        The lead beyond which the leader wins, > 0.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (dataset, budget): ``leader``, ``lead`` and ``winner`` (the
+        leader where it wins, else None).
+    """
+    if best not in ("max", "min"):
+        raise ValueError(f"best must be 'max' or 'min'; got {best!r}")
+    threshold = validation.scalar(validation.positive(threshold, "threshold"), "threshold")
+    if metric not in frame.columns:
+        raise ValueError(f"frame has no column {metric!r}")
+    x = "epsilon_hat" if "epsilon_hat" in frame.columns else "epsilon"
+    means = frame.groupby(["dataset", x, "model"])[metric].mean().unstack("model")
+    top = means.idxmax(axis=1) if best == "max" else means.idxmin(axis=1)
+    sign = 1.0 if best == "max" else -1.0
+    z = {}
+    for w in top.unique():
+        for o in means.columns:
+            if o != w:
+                c = cell_z(frame, w, o, metric)
+                # two models with constant, equal scores: an exact tie, a lead of 0 (not 0/0)
+                z[w, o] = sign * c.z.mask((c["diff"] == 0) & (c.se == 0), 0.0)
+    lead = []
+    for cell, w in top.items():
+        leads = [z[w, o].loc[cell] for o in means.columns if o != w and pd.notna(means.loc[cell, o])]
+        lead.append(np.nan if np.isnan(leads).any() else min(leads))
+    lead = pd.Series(lead, index=top.index, dtype=float)
+    top = top.astype(object)
+    return pd.DataFrame({"leader": top, "lead": lead, "winner": top.where(lead > threshold, None)})
+
+
+def win_counts(winner: pd.Series) -> pd.DataFrame:
+    """How many cells each model wins at each budget, and how many no model wins.
+
+    Parameters
+    ----------
+    winner : pandas.Series
+        Indexed by (dataset, budget), the winning model or None: the column
+        ``winner`` of :func:`cell_winners`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by budget: one integer column per model that wins a cell,
+        ``decided`` (cells won by a model), ``undecided`` and ``cells``.
+    """
+    level = winner.index.names[-1]
+    rows = {}
+    for budget, w in winner.groupby(level=level, sort=True):
+        row = w.dropna().value_counts().to_dict()
+        row["decided"] = int(w.notna().sum())
+        row["undecided"] = int(w.isna().sum())
+        row["cells"] = len(w)
+        rows[budget] = row
+    counts = pd.DataFrame.from_dict(rows, orient="index").fillna(0).astype(int).rename_axis(level)
+    totals = ["decided", "undecided", "cells"]
+    return counts[[c for c in counts.columns if c not in totals] + totals]
+
+
+def win_summary(winner: pd.Series, label=str) -> pd.Series:
+    """The cells won at each budget in words, e.g. ``"Laplace 2/2"`` or ``"Dirichlet 1/8, undecided 7/8"``.
+
+    Models are listed by the cells they win (most first, then by label), the
+    undecided cells last when there are any.
+
+    Parameters
+    ----------
+    winner : pandas.Series
+        As for :func:`win_counts`.
+    label : callable
+        A model's name in the text (default: the name itself).
+
+    Returns
+    -------
+    pandas.Series of str
+        Indexed by budget.
+    """
+    counts = win_counts(winner)
+    text = {}
+    for budget, row in counts.iterrows():
+        won = {}
+        for name in row.index.drop(["decided", "undecided", "cells"]):
+            if row[name]:
+                won[label(name)] = won.get(label(name), 0) + int(row[name])
+        parts = [f"{k} {v}/{row['cells']}" for k, v in sorted(won.items(), key=lambda kv: (-kv[1], kv[0]))]
+        if row["undecided"]:
+            parts.append(f"undecided {row['undecided']}/{row['cells']}")
+        text[budget] = ", ".join(parts)
+    return pd.Series(text, name=None).rename_axis(counts.index.name)
+
+
+def regrets(frame: pd.DataFrame, metric: str, kind: str, per=None) -> pd.DataFrame:
+    """How far each model's mean falls behind the best model's, in every (budget, dataset) cell.
+
+    With :math:`\\bar s_{m}` the mean ``metric`` of model :math:`m` over its
+    repeats in a cell: ``kind="shortfall"`` gives
+    :math:`\\max_{m'} \\bar s_{m'} - \\bar s_m` (a score where higher is
+    better, e.g. accuracy or log-likelihood), divided by ``per[dataset]`` when
+    given (e.g. the number of test records); ``kind="ratio"`` gives
+    :math:`\\bar s_m / \\min_{m'} \\bar s_{m'}` (a positive loss, e.g.
+    cross-entropy). The best model of a cell has regret 0 (shortfall) or 1
+    (ratio); a model's worst case over the cells is the column's maximum.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A grid frame (columns ``dataset``, ``model``, the budget ``epsilon`` or
+        ``epsilon_hat``, ``metric``).
+    metric : str
+    kind : {"shortfall", "ratio"}
+    per : pandas.Series, optional
+        Indexed by dataset: the divisor of a shortfall.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (budget, dataset), one column per model.
+    """
+    if kind not in ("shortfall", "ratio"):
+        raise ValueError(f"kind must be 'shortfall' or 'ratio'; got {kind!r}")
+    if per is not None and kind != "shortfall":
+        raise ValueError("per divides a shortfall only (kind='shortfall')")
+    if metric not in frame.columns:
+        raise ValueError(f"frame has no column {metric!r}")
+    x = "epsilon_hat" if "epsilon_hat" in frame.columns else "epsilon"
+    means = frame.groupby([x, "dataset", "model"])[metric].mean().unstack("model")
+    if kind == "ratio":
+        if not (means.to_numpy()[np.isfinite(means.to_numpy())] > 0).all():
+            raise ValueError(f"a ratio regret needs positive means of {metric!r}")
+        return means.div(means.min(axis=1), axis=0)
+    r = means.rsub(means.max(axis=1), axis=0)
+    if per is not None:
+        divisor = pd.Series(per).reindex(r.index.get_level_values("dataset"))
+        if divisor.isna().any():
+            raise ValueError("per must give a divisor for every dataset of the frame")
+        r = r.div(divisor.to_numpy(), axis=0)
+    return r
+
+
+
+# ------------------------------------------------------------------ chapters 12 and 13
+
+
+def z_of_means(mean_a, se_a, mean_b, se_b) -> pd.DataFrame:
+    """Two-sided z-test of ``mean_a - mean_b`` from two means and their standard errors, entry by entry.
+
+    For comparisons where each side is summarised by its mean and standard error only: a Monte
+    Carlo mean over independent releases, or an exact expectation (standard error 0).
+    :math:`z = (m_a - m_b)/\\sqrt{s_a^2 + s_b^2}` and :math:`p = 2\\Phi(-|z|)`. Where both sides
+    are exact the difference is decided by its sign: :math:`z = \\pm\\infty` (:math:`p = 0`),
+    or :math:`z = 0` (:math:`p = 1`) for equal means.
+
+    Parameters
+    ----------
+    mean_a, se_a, mean_b, se_b : array_like or pandas.Series
+        Finite means and non-negative standard errors of the same shape (scalars broadcast);
+        Series must share one index, which the result keeps.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``diff`` (:math:`m_a - m_b`), ``se``, ``z``, ``p``.
+    """
+    given = {"mean_a": mean_a, "se_a": se_a, "mean_b": mean_b, "se_b": se_b}
+    series = [v for v in given.values() if isinstance(v, pd.Series)]
+    index = series[0].index if series else None
+    if any(not s.index.equals(index) for s in series):
+        raise ValueError("mean_a, se_a, mean_b and se_b must share one index where they are Series")
+    arrays = {k: v.to_numpy(dtype=float) if isinstance(v, pd.Series) else np.asarray(v, dtype=float)
+              for k, v in given.items()}
+    ma, sa, mb, sb = validation.broadcast(**arrays)
+    if ma.ndim > 1:
+        raise ValueError(f"the means must be scalars or one-dimensional; got shape {ma.shape}")
+    for arr, name in ((ma, "mean_a"), (mb, "mean_b")):
+        validation.in_range(arr, name, -np.inf, open_low=True)
+    validation.nonnegative(sa, "se_a")
+    validation.nonnegative(sb, "se_b")
+    diff = np.atleast_1d(ma - mb)
+    se = np.atleast_1d(np.hypot(sa, sb))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(se > 0, diff / np.where(se > 0, se, 1.0), np.where(diff == 0, 0.0, np.copysign(np.inf, diff)))
+    return pd.DataFrame({"diff": diff, "se": se, "z": z, "p": 2 * special.ndtr(-np.abs(z))}, index=index)
+
+
+def significantly_positive(tests: pd.DataFrame, *, alpha: float = 0.05) -> list:
+    """The rows of a frame of tests whose difference is positive at ``p < alpha``, as a list of index labels.
+
+    Reads the frames of :func:`over_splits`, :func:`z_by_group` and :func:`z_of_means` (columns
+    ``diff`` and ``p``): with ``diff`` defined as "worse minus better" these are the units a
+    comparison counts as won.
+
+    Parameters
+    ----------
+    tests : pandas.DataFrame
+        Columns ``diff`` and ``p``.
+    alpha : float
+        In (0, 1).
+    """
+    alpha = _alpha(alpha)
+    missing = {"diff", "p"} - set(tests.columns)
+    if missing:
+        raise ValueError(f"tests must have the columns diff and p; missing {sorted(missing)}")
+    return tests[(tests["diff"] > 0) & (tests["p"] < alpha)].index.tolist()
+
+
+def relative_gap(a, b) -> float:
+    """How far paired values are from a tie: :math:`\\min_i |a_i - b_i| / \\max(|a_i|, |b_i|)`.
+
+    A count of wins is stable under rounding between machines when no compared pair is within
+    rounding of a tie; this is the margin a chapter asserts.
+
+    Parameters
+    ----------
+    a, b : array_like or pandas.Series
+        Finite values of the same length, not both zero at any entry.
+    """
+    x = _vector(a, "a")
+    y = _vector(b, "b")
+    if x.shape != y.shape or x.size == 0:
+        raise ValueError(f"a and b must be non-empty and of the same length; got {x.size} and {y.size}")
+    validation.in_range(x, "a", -np.inf, open_low=True)
+    validation.in_range(y, "b", -np.inf, open_low=True)
+    scale = np.maximum(np.abs(x), np.abs(y))
+    if (scale == 0).any():
+        raise ValueError("a and b must not both be zero at an entry (the relative gap is undefined)")
+    return float((np.abs(x - y) / scale).min())
