@@ -436,6 +436,9 @@ API_PAGES = {
         ("Utility (Section 4, Appendix F)", "lib.theory.utility", ""),
         ("Appendix A: the counterexample to pure DP", "lib.theory.counterexample", ""),
         ("Geumlek et al.'s objects, as the paper states them", "lib.theory.geumlek", ""),
+        ("Figure 2 of Geumlek et al.: utility of the Beta-Bernoulli samplers", "lib.theory.beta_bernoulli_utility", ""),
+        ("Theorems 16-17 and OPS checked by quadrature (chapter 11)", "lib.theory.logistic_quadrature", ""),
+        ("The logistic-posterior sampler against a long reference run", "lib.theory.sampler_check", ""),
         ("The exact audit of the smoothed-Hellinger mechanism", "lib.theory.hellinger_audit", ""),
     ]),
     "experiments": ("lib.experiments: data and grids", (
