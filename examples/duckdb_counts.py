@@ -8,8 +8,9 @@ model with :meth:`lib.models.naive_bayes.PrivateNaiveBayes.fit_counts`.
 
     python examples/duckdb_counts.py --rows 100000000 --out /tmp/nb.parquet
 
-The same query runs in Spark or a warehouse (``spark.sql(query).collect()``
-gives the same rows). Needs ``pip install "dirichlet-mechanism-book[counts]"``.
+The same query, written for Spark (``counts_sql(..., dialect="spark")``), runs
+there on a view of the same file (``spark.sql(query).collect()`` gives the same
+rows; tests/models/test_counts_spark.py checks it). Needs ``pip install "dirichlet-mechanism-book[counts]"``.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ def count_with_duckdb(path, threads=None):
     con = duckdb.connect()
     if threads:
         con.execute(f"SET threads = {int(threads)}")
-    query = counts_sql(f"read_parquet('{Path(path).as_posix()}')", FEATURES, "y")
+    con.read_parquet(Path(path).as_posix()).create_view("rows_to_count")   # the file as a named relation
+    query = counts_sql("rows_to_count", FEATURES, "y", dialect="duckdb")
     return con.sql(query).fetchall()
 
 
