@@ -3,7 +3,7 @@
 1. Posterior-sampling calibration. The grid's RDP path (``grid.calibrate_many``)
    against the path before issue 30 (``calibrate`` budget by budget, one
    search per table shape, each worst case through ``_evaluate`` and
-   ``renyi_divergence_dirichlet``: ``posterior_sampling._search(...,
+   ``renyi_divergence_dirichlet``: ``posterior_sampling.mechanism._search(...,
    reference=True)``), and the (eps_hat, delta) calibration (48 orders) against the same
    reference search shape by shape. The scales are asserted identical.
 2. ``PrivateNaiveBayes.predict_proba`` (one model, flat lookups, codes
@@ -78,7 +78,7 @@ def specs():
 def reference_scales(cls, eps, lam, spec):
     """{shape: scales} of the search before issue 30: shape by shape, the reference evaluator."""
     eps, lam = np.broadcast_arrays(np.asarray(eps, float), np.asarray(lam, float))
-    return {sh: ps._search([ps._Candidates(ps._prior(cls.prior, sh[1]), spec.n_total, sh[0])],
+    return {sh: ps.mechanism._search([ps.Candidates(ps.prior_vector(cls.prior, sh[1]), spec.n_total, sh[0])],
                            np.zeros(eps.size, int), eps.ravel().copy(), lam.ravel().copy(), cls.kind,
                            reference=True)
             for sh in sorted(set(spec.shapes))}
@@ -108,7 +108,7 @@ def bench_calibration(repeats):
             lams = lam0 + np.geomspace(1e-3 * lam0, min(1 / grid.DP_DELTA, 1e4) - lam0, 48)
             eps = dp_to_rdp(1.0, lams, grid.DP_DELTA, n_releases=m)
             d_old, ref = best(lambda: reference_scales(cls, eps, lams, spec), repeats)
-            d_new, got = best(lambda: ps._calibrate_shapes(eps, lams, cls.prior, spec.n_total,
+            d_new, got = best(lambda: ps.mechanism._calibrate_shapes(eps, lams, cls.prior, spec.n_total,
                                                            sorted(set(spec.shapes)), cls.kind), repeats)
             assert all(np.array_equal(ref[sh], got[sh]) for sh in ref)
             t_dp, _ = best(lambda: cls.calibrate(ApproximateDP(1.0, grid.DP_DELTA), spec), repeats)

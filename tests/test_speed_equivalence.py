@@ -187,17 +187,17 @@ def test_stacked_evaluation_equals_the_reference(kind, prior):
     rng = np.random.default_rng(5)
     d = None if np.ndim(prior) == 0 else len(prior)
     shapes = [(1, 2), (2, 3), (3, 4), (2, 4)] if d is None else [(1, d), (2, d), (5, d)]
-    sets = [ps._Candidates(ps._prior(prior, d or sh[1]), 1234, sh[0]) for sh in shapes]
+    sets = [ps.Candidates(ps.prior_vector(prior, d or sh[1]), 1234, sh[0]) for sh in shapes]
     for cross in (False, True):
         members = [c for c in sets if (c.rows > 1) == cross]
-        stack = ps._Stack(members)
+        stack = ps.CandidateStack(members)
         which = rng.integers(len(members), size=60)
         scale = np.exp(rng.uniform(-12, 0, 60))
         lam = 1 + 10.0 ** rng.uniform(-3, 2, 60)
-        move, part = ps._evaluate_stacked(stack, which, scale, lam, kind)
+        move, part = ps.evaluate_stacked(stack, which, scale, lam, kind)
         for k in range(len(members)):
             sel = which == k
-            ref = ps._evaluate(members[k], scale[sel], lam[sel], kind)
+            ref = ps.evaluate_candidates(members[k], scale[sel], lam[sel], kind)
             np.testing.assert_array_equal(move[sel], ref[0])
             np.testing.assert_array_equal(part[sel], ref[1])
         assert np.isinf(move).any() and np.isfinite(move).any()  # both sides of the critical order
@@ -223,7 +223,7 @@ def test_posterior_calibrations_equal_one_search_per_shape(name):
 
     def reference(eps, lam):
         eps, lam = np.broadcast_arrays(np.asarray(eps, float), np.asarray(lam, float))
-        return {sh: ps._search([ps._Candidates(ps._prior(cls.prior, sh[1]), spec.n_total, sh[0])],
+        return {sh: ps.mechanism._search([ps.Candidates(ps.prior_vector(cls.prior, sh[1]), spec.n_total, sh[0])],
                                np.zeros(eps.size, int), eps.ravel(), lam.ravel(), cls.kind, reference=True)
                 for sh in shapes}
 
@@ -263,11 +263,11 @@ def test_batched_search_names_the_first_shape_that_fails(monkeypatch):
     """A target no scale meets: the error of one search per shape (the first shape in order), not another's."""
     from lib.mechanisms import posterior_sampling as ps
 
-    monkeypatch.setattr(ps, "_LOG_SCALE_FLOOR", -20.0)  # a floor that a target of 1e-30 at order 5 reaches
+    monkeypatch.setattr(ps.mechanism, "_LOG_SCALE_FLOOR", -20.0)  # a floor that a target of 1e-30 at order 5 reaches
     shapes = [(1, 2), (2, 5), (2, 9)]
     eps, lam = np.array([1e-3, 1e-30, 2e-30]), np.array([5.0, 5.0, 6.0])
     with pytest.raises(ValueError) as batched:
-        ps._calibrate_shapes(eps, lam, 1.0, 500, shapes, "diffused")
+        ps.mechanism._calibrate_shapes(eps, lam, 1.0, 500, shapes, "diffused")
     with pytest.raises(ValueError) as single:
         ps.calibrate_scale(eps, lam, 1.0, 500, rows=1, d=2)
     assert str(batched.value) == str(single.value)
@@ -353,7 +353,7 @@ def test_posterior_dp_many_falls_back_to_one_search_per_target(monkeypatch):
     to its own calibration, with its own outcome."""
     from lib.mechanisms import posterior_sampling as ps
 
-    real = ps._calibrate_shapes
+    real = ps.mechanism._calibrate_shapes
 
     def single_only(eps, lams, *args, **kwargs):
         if np.size(eps) > 48:
@@ -362,7 +362,7 @@ def test_posterior_dp_many_falls_back_to_one_search_per_target(monkeypatch):
 
     spec = _spec_of([(1, 2), (2, 5)], 800)
     want = [ps.DiffusedPosterior.calibrate(ApproximateDP(e, 1e-5), spec) for e in (0.2, 2.0)]
-    monkeypatch.setattr(ps, "_calibrate_shapes", single_only)
+    monkeypatch.setattr(ps.mechanism, "_calibrate_shapes", single_only)
     got = ps.DiffusedPosterior.calibrate_many([ApproximateDP(e, 1e-5) for e in (0.2, 2.0)], spec)
     assert [c.parameters for c in got] == [c.parameters for c in want]
     assert all(c.attained for c in got)
@@ -392,15 +392,15 @@ def test_worst_case_equals_the_reference_evaluation(kind):
     scale = np.exp(rng.uniform(-10, 0, (4, 5)))
     lam = 1 + 10.0 ** rng.uniform(-2, 2, (4, 5))
     for prior, rows in ((1.0, 1), (1.0, 3), ([0.4, 2.0, 5.0], 2)):
-        a = ps._prior(prior, 3)
+        a = ps.prior_vector(prior, 3)
         got, move, cross = ps.worst_case(a, scale, lam, 700, rows=rows, kind=kind, parts=True)
-        ref = ps._evaluate(ps._Candidates(a, 700, rows), scale, lam, kind)
+        ref = ps.evaluate_candidates(ps.Candidates(a, 700, rows), scale, lam, kind)
         np.testing.assert_array_equal(move, ref[0])
         np.testing.assert_array_equal(cross, ref[1])
         np.testing.assert_array_equal(got, np.maximum(*ref))
         assert got.shape == (4, 5)
-    assert ps.worst_case([1.0, 1.0], 0.5, 5.0, 10) == float(np.maximum(*ps._evaluate(
-        ps._Candidates(np.ones(2), 10, 1), np.array(0.5), np.array(5.0), "diffused")))
+    assert ps.worst_case([1.0, 1.0], 0.5, 5.0, 10) == float(np.maximum(*ps.evaluate_candidates(
+        ps.Candidates(np.ones(2), 10, 1), np.array(0.5), np.array(5.0), "diffused")))
 
 
 
@@ -559,7 +559,7 @@ def test_pruned_order_search_keeps_each_groups_best_order_and_scales(kind):
 
     spec_shapes = ((1, 2), (2, 10), (2, 9), (2, 10), (2, 42), (2, 3))
     shapes = sorted(set(spec_shapes))
-    weights = ps._shape_weights(spec_shapes, shapes)
+    weights = ps.mechanism._shape_weights(spec_shapes, shapes)
     lams, eps = [], []
     for e in (0.05, 1.0, 8.0):
         lam0 = min_order(e, 1e-5)
@@ -568,8 +568,8 @@ def test_pruned_order_search_keeps_each_groups_best_order_and_scales(kind):
         eps.append(dp_to_rdp(e, grid_lams, 1e-5, n_releases=len(spec_shapes)))
     lams, eps = np.concatenate(lams), np.concatenate(eps)
     groups = np.repeat(np.arange(3), 48)
-    full = ps._calibrate_shapes(eps, lams, 1.0, 20000, shapes, kind)
-    pruned = ps._calibrate_shapes(eps, lams, 1.0, 20000, shapes, kind, best_of=(weights, groups))
+    full = ps.mechanism._calibrate_shapes(eps, lams, 1.0, 20000, shapes, kind)
+    pruned = ps.mechanism._calibrate_shapes(eps, lams, 1.0, 20000, shapes, kind, best_of=(weights, groups))
     stopped = 0
     for g in range(3):
         sel = groups == g

@@ -1,126 +1,35 @@
-"""Renyi-DP posterior sampling for the Dirichlet-categorical model (Geumlek, Song and Chaudhuri 2017).
+"""The posterior samplers as mechanisms, and their calibration (Geumlek et al. 2017, Algorithms 1-3).
 
-A histogram of counts :math:`c` with a Dirichlet prior of pseudo-counts :math:`a`
-has the posterior :math:`\\mathrm{Dir}(a + c)`. Geumlek et al. release one draw
-
-* from the true posterior :math:`\\mathrm{Dir}(a + c)` (their Algorithm 1,
-  :class:`TruePosterior`), RDP only below the order
-  :math:`\\lambda^* = 1 + \\min_i a_i` (their Theorem 12 and Corollary 1);
-* from the *diffused* posterior :math:`\\mathrm{Dir}(a + r c)`, the data scaled
-  by :math:`r \\in (0, 1]` (Algorithm 2, Theorem 13, :class:`DiffusedPosterior`);
-* from the *concentrated* posterior :math:`\\mathrm{Dir}(a/m + c)`, the prior
-  divided by :math:`m \\in (0, 1]` (Algorithm 3, Theorem 14,
-  :class:`ConcentratedPosterior`).
-
-All three are :math:`\\mathrm{Dir}(b + s c)` with base :math:`b` and data scale
-:math:`s`: :math:`(a, 1)`, :math:`(a, r)` and :math:`(a/m, 1)`. The level a scale
-attains is the exact worst case of :math:`D_\\lambda` (Appendix E's closed form,
-:func:`lib.mechanisms.dirichlet.divergence.renyi_divergence_dirichlet`) over neighbouring data sets,
-:func:`worst_case`; :func:`calibrate_scale` inverts it by a bracketing search in
-:math:`\\log r` (or :math:`\\log m`) down to adjacent floating-point numbers.
-
-Why a few candidates suffice. Moving one record from bin :math:`i` to bin
-:math:`j` changes only :math:`(u_i, u_j)` and keeps the total, so the log-Beta
-terms of every other coordinate and of the total cancel in eq. (16):
-:math:`D_\\lambda` equals the divergence of the two-coordinate Beta laws
-:math:`\\mathrm{Beta}(u_i, u_j)` and :math:`\\mathrm{Beta}(u_i - s, u_j + s)`.
-Adding a record to bin :math:`j` likewise reduces to
-:math:`\\mathrm{Beta}(u_j, u_0 - u_j)` against :math:`\\mathrm{Beta}(u_j + s,
-u_0 - u_j)`. The worst case over the reachable counts is then a maximum over a
-triangle of two integers; it is taken at the triangle's vertices (Geumlek et
-al.'s Theorem 15 gives convexity along the move direction; the whole claim is
-checked against brute force over every data set in ``tests/``).
-
-Neighbours (replace-one). One vector with a public total :math:`N` (a class
-count vector, a root node's table): a record moves inside the vector, Geumlek
-et al.'s fixed-size neighbours. A table of several rows whose totals are
-private (naive Bayes attribute tables, network tables): a record moves inside
-one row (row total anywhere in :math:`[1, N]`), or leaves one row and enters
-another; the rows are released independently, so the divergences of the two
-rows add: one removal plus one addition (:func:`worst_case` with ``rows >= 2``).
+:class:`TruePosterior`, :class:`DiffusedPosterior` and :class:`ConcentratedPosterior`
+release one draw of :math:`\\mathrm{Dir}(b + s c)`. :func:`calibrate_scale` finds the
+scale :math:`r` (or :math:`m`) whose exact worst case
+(:func:`lib.mechanisms.posterior_sampling.analysis.worst_case`) meets a target, by a
+bracketing search in its logarithm down to adjacent floating-point numbers; the
+classes' calibrations run it for every table shape of a model at once.
 """
 
 from __future__ import annotations
 
 import collections.abc
 import functools
-import itertools
-import math
 
 import numpy as np
 
 from lib import validation
 from lib.mechanisms.batching import batchable, log_views, release_buffer
 from lib.privacy.accounting import dp_to_rdp, min_order
-from lib.mechanisms.dirichlet.divergence import lgamma_diff_fused, renyi_divergence_dirichlet
-from lib.privacy.neighbours import all_neighbours
 from lib.mechanisms.protocol import Mechanism, ModelCalibration, NotPrivate, ReleaseSpec, RenyiDP, register
+from lib.mechanisms.posterior_sampling.analysis import Candidates, CandidateStack, checked_setting, DEFAULT_PRIOR, evaluate_candidates, evaluate_stacked, MAX_CANDIDATE_CELLS, refuse_nan, worst_case
 
-#: Default prior pseudo-count of every cell: the uniform Dirichlet prior.
-DEFAULT_PRIOR = 1.0
+
 #: Steps of the search in log r before giving up (adjacent floats are reached in well under 200).
 _MAX_BISECTION = 2000
 #: Smallest log-scale tried when bracketing (r = e^-700 is ~1e-304).
 _LOG_SCALE_FLOOR = -700.0
 
 
-# ----------------------------------------------------------------------------- inputs
-
-#: Largest number of (candidate pair x leading entry) cells that :func:`worst_case` and
-#: :func:`calibrate_scale` evaluate at once (a prior with thousands of distinct values
-#: has millions of ordered pairs; each calibration step evaluates all of them).
-MAX_CANDIDATE_CELLS = 10**7
-#: Largest number of ``d x d(d - 1)`` corner-pair evaluations of :func:`geumlek_bound`:
-#: d <= 63 (d = 60 takes about two seconds; it ran for minutes before the loop was vectorised).
-MAX_BOUND_PAIRS = 250_000
-#: Largest number of tables that :func:`brute_force_worst_case` enumerates.
-MAX_BRUTE_FORCE_TABLES = 10**5
-#: Largest number of quadrature nodes of :func:`gaussian_posterior_kl` (an O(nodes^3) eigenproblem).
-MAX_NODES = 2000
 #: Largest number of orders on the grid of :meth:`_PosteriorSampler._calibrate_approximate`.
 MAX_ORDERS = 10**4
-#: The kinds of release: the data scaled (``"diffused"``) or the prior scaled (``"concentrated"``).
-KINDS = ("diffused", "concentrated")
-
-
-def _prior(prior, d=None):
-    """The prior pseudo-counts as a vector of length ``d`` (a scalar is repeated)."""
-    a = validation.positive(prior, "prior")
-    if a.ndim == 0:
-        if d is None:
-            raise ValueError("a scalar prior needs the number of cells d")
-        return np.full(validation.cells(validation.integer(d, "d", 2), "d"), float(a))
-    if a.ndim != 1 or a.size < 2 or (d is not None and a.size != validation.integer(d, "d", 2)):
-        raise ValueError(f"prior must be a scalar or a vector of length d >= 2; got shape {a.shape}"
-                         + ("" if d is None else f" with d = {d}"))
-    return a
-
-
-def _kind(kind):
-    """``kind`` if it is one of :data:`KINDS`; else a ValueError."""
-    if not isinstance(kind, str) or kind not in KINDS:
-        raise ValueError(f"kind must be 'diffused' or 'concentrated'; got {kind!r:.60}")
-    return kind
-
-
-def _no_nan(value, names):
-    """``value`` if it holds no NaN; else a ValueError naming the arguments that led there.
-
-    The exact divergence is finite or ``inf``; NaN appears only where an
-    intermediate overflows (an order near the largest double), and a NaN must
-    never be read as a level (``max(0.0, nan)`` is 0).
-    """
-    if np.isnan(value).any():
-        raise ValueError(f"the divergence is not computable at these arguments ({names}): an intermediate "
-                         "overflows; use an order lam below 1e300")
-    return value
-
-
-def _finite(*params, names):
-    """A ValueError naming ``names`` unless every Dirichlet parameter in ``params`` is finite."""
-    if not all(np.isfinite(p).all() for p in params):
-        raise ValueError(f"the Dirichlet parameters overflow at these arguments ({names}): prior / scale or "
-                         "scale times the counts is beyond the double range")
 
 
 _NO_INDEX = object()
@@ -146,281 +55,13 @@ def _spec(spec, index=_NO_INDEX):
     return tuple(checked), n_total, checked[index]
 
 
-def _beta(x, y):
-    return np.stack(np.broadcast_arrays(x, y), axis=-1)
-
-
-# ----------------------------------------------------------------------------- divergences of one change
-
-
-def _change_inputs(scale, lam, **named):
-    """Validated ``scale`` (positive), ``lam`` (order above 1) and named arrays (``name=(value, positive)``)."""
-    out = {name: (validation.positive(v, name) if pos else validation.nonnegative(v, name))
-           for name, (v, pos) in named.items()}
-    out["scale"] = validation.positive(scale, "scale")
-    out["lam"] = validation.order(lam, "lam", strict=True)
-    validation.broadcast(**out)
-    return out
-
-
-def move_divergence(base_i, base_j, x, y, scale, lam):
-    """:math:`D_\\lambda` when one record moves from bin :math:`i` to bin :math:`j`.
-
-    With :math:`u = b + s c`, the release :math:`\\mathrm{Dir}(u)` against
-    :math:`\\mathrm{Dir}(u - s e_i + s e_j)`; only :math:`u_i = b_i + s x` and
-    :math:`u_j = b_j + s y` matter (``x = c_i >= 1``, ``y = c_j >= 0``), so this
-    is the divergence of :math:`\\mathrm{Beta}(u_i, u_j)` from
-    :math:`\\mathrm{Beta}(u_i - s, u_j + s)`, eq. (16) of Appendix E. Broadcasts.
-
-    ``base_i, base_j`` must be positive, ``x, y`` non-negative, ``scale`` positive,
-    ``lam`` in :math:`(1, \\infty)`, and the moved record must exist:
-    :math:`u_i - s = b_i + s(x - 1) > 0` (with ``x = 0`` the bases may already
-    include the data).
-    """
-    v = _change_inputs(scale, lam, base_i=(base_i, True), base_j=(base_j, True), x=(x, False), y=(y, False))
-    s = v["scale"]
-    ui, uj = v["base_i"] + s * v["x"], v["base_j"] + s * v["y"]
-    _finite(ui, uj + s, names="base_i, base_j, x, y, scale")
-    if not np.all(ui - s > 0):
-        raise ValueError("x must leave a record to move: base_i + scale * (x - 1) must be positive; got "
-                         f"{float(np.min(ui - s)):g}")
-    return _no_nan(renyi_divergence_dirichlet(_beta(ui, uj), _beta(ui - s, uj + s), v["lam"]), "lam")
-
-
-def add_divergence(base_j, base_total, c_j, n, scale, lam):
-    """:math:`D_\\lambda(\\mathrm{Dir}(u) \\| \\mathrm{Dir}(u + s e_j))`: one record added to bin :math:`j`.
-
-    ``c_j <= n`` are the bin's count and the row total before the addition; the
-    divergence is that of :math:`\\mathrm{Beta}(u_j, u_0 - u_j)` from
-    :math:`\\mathrm{Beta}(u_j + s, u_0 - u_j)`. Broadcasts. ``base_total`` (the
-    prior's total) must exceed ``base_j``.
-    """
-    v = _change_inputs(scale, lam, base_j=(base_j, True), base_total=(base_total, True), c_j=(c_j, False),
-                       n=(n, False))
-    uj, rest = _row_split(v["base_j"], v["base_total"], v["c_j"], v["n"], v["scale"], "base_j", "c_j")
-    _finite(uj + v["scale"], rest, names="base_j, base_total, c_j, n, scale")
-    return _no_nan(renyi_divergence_dirichlet(_beta(uj, rest), _beta(uj + v["scale"], rest), v["lam"]),
-                   "lam")
-
-
-def remove_divergence(base_i, base_total, c_i, n, scale, lam):
-    """:math:`D_\\lambda(\\mathrm{Dir}(u) \\| \\mathrm{Dir}(u - s e_i))`: one record removed from bin :math:`i` (``c_i >= 1``).
-
-    ``c_i <= n``; ``base_total`` must exceed ``base_i``, and the removed record
-    must exist: :math:`b_i + s(c_i - 1) > 0`.
-    """
-    v = _change_inputs(scale, lam, base_i=(base_i, True), base_total=(base_total, True), c_i=(c_i, False),
-                       n=(n, False))
-    ui, rest = _row_split(v["base_i"], v["base_total"], v["c_i"], v["n"], v["scale"], "base_i", "c_i")
-    _finite(ui, rest, names="base_i, base_total, c_i, n, scale")
-    if not np.all(ui - v["scale"] > 0):
-        raise ValueError("c_i must leave a record to remove: base_i + scale * (c_i - 1) must be positive; got "
-                         f"{float(np.min(ui - v['scale'])):g}")
-    return _no_nan(renyi_divergence_dirichlet(_beta(ui, rest), _beta(ui - v["scale"], rest), v["lam"]),
-                   "lam")
-
-
-def _row_split(base, base_total, c, n, scale, base_name, count_name):
-    """``(u_k, u_0 - u_k)`` of a row with ``c`` of its ``n`` records in bin ``k``, checked."""
-    if not np.all(base_total > base):
-        raise ValueError(f"base_total must exceed {base_name} (the prior's total includes the other cells)")
-    if not np.all(c <= n):
-        raise ValueError(f"{count_name} must be at most n (the row's total)")
-    return base + scale * c, base_total - base + scale * (n - c)
-
-
-# ----------------------------------------------------------------------------- worst cases
-
-
-def _pairs(base):
-    """Distinct ``(b_i, b_j)`` over ordered pairs ``i != j``, and distinct ``b_j``.
-
-    Built from the distinct values (a value paired with itself only if it occurs
-    twice), in the lexicographic order of ``np.unique(..., axis=0)``: no ``d x d``
-    array, so a scalar prior over many cells costs nothing.
-    """
-    values, counts = np.unique(base, return_counts=True)
-    k = values.size
-    validation.cells(k * k, "the ordered pairs of distinct prior values", MAX_CANDIDATE_CELLS,
-                    f" ({k} distinct values)")
-    same = np.eye(k, dtype=bool)
-    i, j = np.nonzero(~same | (same & (counts > 1)[:, None]))
-    return np.stack([values[i], values[j]], axis=1), values
-
-
-def _move_vertices(n_total, d, rows):
-    """Vertices ``(x, y)`` of the reachable (c_i, c_j) of a move: x >= 1, y >= 0, x + y <= N (= N if fixed)."""
-    N = n_total
-    if rows == 1 and d == 2:
-        return np.array([[N, 0], [1, N - 1]], float)
-    return np.array([[1, 0], [N, 0], [1, N - 1]], float)
-
-
-class _Candidates:
-    """The pairs that can attain the worst case (the vertices of :func:`worst_case`), built once.
-
-    Moves: every distinct ``(a_i, a_j)`` at every vertex ``(x, y)``. For tables of
-    several rows, a record leaving one row and entering another: the removal at
-    ``(c_i, n)`` in {(1, 1), (1, N), (N, N)} and the addition at ``(c_j, n)`` in
-    {(0, 0), (0, N), (N, N)}, each maximised on its own (the sum of the two maxima
-    ignores that the rows share the N records: an upper bound, tested against
-    brute force and within a few per cent of it).
-    """
-
-    def __init__(self, a, n_total, rows):
-        pairs, singles = _pairs(a)
-        self.size = 3 * len(pairs) + (6 * singles.size if rows > 1 else 0)
-        xy = _move_vertices(n_total, a.size, rows)
-        k = len(xy)
-        # columns: base of the first coordinate, base of the second, count x, count y
-        self.move = np.column_stack([np.repeat(pairs[:, 0], k), np.repeat(pairs[:, 1], k),
-                                     np.tile(xy[:, 0], len(pairs)), np.tile(xy[:, 1], len(pairs))])
-        self.rows = rows
-        if rows > 1:
-            N, total = n_total, a.sum()
-            add_v = np.array([[0, 0], [0, N], [N, N]], float)
-            rem_v = np.array([[1, 1], [1, N], [N, N]], float)
-            b = np.repeat(singles, 3)
-            # (b, rest of the base) and (count, rest of the row)
-            self.add = np.column_stack([b, total - b, np.tile(add_v[:, 0], singles.size),
-                                        np.tile(add_v[:, 1] - add_v[:, 0], singles.size)])
-            self.remove = np.column_stack([b, total - b, np.tile(rem_v[:, 0], singles.size),
-                                           np.tile(rem_v[:, 1] - rem_v[:, 0], singles.size)])
-
-
-def _evaluate(cand, scale, lam, kind):
-    """Move and cross-row worst cases for arrays ``scale`` and ``lam`` of one shape: one divergence call."""
-    s = scale[..., None]
-    b_div, step = (1.0, s) if kind == "diffused" else (s, 1.0)
-
-    def beta(table):
-        return (table[:, 0] / b_div + step * table[:, 2], table[:, 1] / b_div + step * table[:, 3])
-
-    with np.errstate(over="ignore"):  # an overflow is refused below (_finite)
-        ui, uj = beta(cand.move)
-        u = [np.stack([ui, uj], -1)]
-        v = [np.stack([ui - step, uj + step], -1)]
-        if cand.rows > 1:
-            for table, sign in ((cand.add, 1.0), (cand.remove, -1.0)):
-                x, rest = beta(table)
-                u.append(np.stack([x, rest], -1))
-                v.append(np.stack([x + sign * step, rest], -1))
-    lead = np.shape(scale)
-    validation.cells(cand.size * max(int(np.prod(lead)), 1), "the candidate pairs times the scales and orders",
-                    MAX_CANDIDATE_CELLS)
-    u, v = (np.concatenate([np.broadcast_to(x, lead + x.shape[-2:]) for x in z], axis=-2) for z in (u, v))
-    _finite(u, v, names="prior, scale, n_total")
-    div = renyi_divergence_dirichlet(u, v, lam[..., None])
-    m = len(cand.move)
-    move = div[..., :m].max(axis=-1)
-    if cand.rows == 1:
-        return move, np.zeros_like(move)
-    k = len(cand.add)
-    return move, div[..., m:m + k].max(axis=-1) + div[..., m + k:].max(axis=-1)
-
-
-# ----------------------------------------------------------------------------- the search's evaluator
-#
-# The calibration evaluates the worst case some 60-70 times per target, each time over a few
-# dozen Beta pairs: the cost is Python-level calls, not arithmetic. The functions below compute
-# exactly what _evaluate computes (the same operations on the same numbers, value by value:
-# tests/test_speed_equivalence.py asserts equality against _evaluate) with one log-Gamma
-# difference call per evaluation instead of four, no re-validation of arrays built here, and
-# candidate sets of several table shapes stacked into one array.
-
-
-def _beta_divergence(ui, uj, vi, vj, lam):
-    """``renyi_divergence_dirichlet(stack([ui, uj]), stack([vi, vj]), lam)`` for flat arrays of one shape.
-
-    The arguments are built by the search (positive, broadcast, ``lam > 1``), so
-    nothing is re-validated; the divergence is ``inf`` where eq. (16) diverges,
-    as there.
-    """
-    di, dj = ui - vi, uj - vj
-    m = lam - 1
-    finite = (ui + m * di > 0) & (uj + m * dj > 0)
-    out = np.full(lam.shape, np.inf)
-    if not finite.all():
-        ui, uj, di, dj, m = ui[finite], uj[finite], di[finite], dj[finite], m[finite]
-    n = ui.size
-    a = np.concatenate([ui, uj, ui + uj])
-    dl = np.concatenate([di, dj, di + dj])
-    m3 = np.concatenate([m, m, m])
-    r = lgamma_diff_fused(np.concatenate([a, a]), np.concatenate([-dl, m3 * dl]))
-    e = r[:3 * n] + r[3 * n:] / m3
-    with np.errstate(invalid="ignore"):
-        difference = (e[:n] + e[n:2 * n]) - e[2 * n:]
-    if np.isnan(difference).any():  # inf - inf: (lam - 1) delta overflowed
-        bad = int(np.flatnonzero(np.isnan(difference))[0])
-        raise ValueError(f"lam = {lam[finite][bad]:g} puts the divergence outside double precision for these u and v "
-                         "(an intermediate overflows); use a smaller order")
-    out[finite] = np.maximum(difference, 0.0)
-    return out
-
-
-class _Stack:
-    """Candidate sets (:class:`_Candidates`) of several table shapes, all with one row or all with several.
-
-    Each table is padded to a common length by repeating its last row, which
-    leaves every maximum over candidates unchanged.
-    """
-
-    def __init__(self, sets):
-        self.cross = sets[0].rows > 1
-
-        def pad(tables):
-            k = max(len(t) for t in tables)
-            return np.stack([np.concatenate([t, np.repeat(t[-1:], k - len(t), axis=0)]) for t in tables])
-
-        self.move = pad([c.move for c in sets])
-        if self.cross:
-            self.add = pad([c.add for c in sets])
-            self.remove = pad([c.remove for c in sets])
-
-
-def _evaluate_stacked(stack, which, scale, lam, kind):
-    """:func:`_evaluate` for 1-D ``scale`` and ``lam``, target ``k`` on candidate set ``which[k]`` of ``stack``.
-
-    Value by value what :func:`_evaluate` returns for each target on its own set
-    (the same operations on the same numbers); inputs that overflow or leave
-    the domain go through :func:`_evaluate` for its errors.
-    """
-    s = scale[:, None]
-    b_div, step = (1.0, s) if kind == "diffused" else (s, 1.0)
-
-    def beta(table):
-        t = table[which]
-        return t[..., 0] / b_div + step * t[..., 2], t[..., 1] / b_div + step * t[..., 3]
-
-    with np.errstate(over="ignore", invalid="ignore"):
-        ui, uj = beta(stack.move)
-        parts = [(ui, uj, ui - step, uj + step)]
-        if stack.cross:
-            x, rest = beta(stack.add)
-            parts.append((x, rest, x + step, rest))
-            x, rest = beta(stack.remove)
-            parts.append((x, rest, x - step, rest))
-    sizes = [p[0].shape[1] for p in parts]
-    lams = np.broadcast_to(lam[:, None], (lam.size, sum(sizes)))
-    flat = [np.concatenate([p[k] for p in parts], axis=1).ravel() for k in range(4)]
-    if not all(np.isfinite(f).all() and (f > 0).all() for f in flat):
-        return None  # the caller evaluates set by set through _evaluate (its errors)
-    div = _beta_divergence(*flat, lams.ravel()).reshape(lam.size, -1)
-    m = sizes[0]
-    move = div[:, :m].max(axis=-1)
-    if not stack.cross:
-        return move, np.zeros_like(move)
-    k = sizes[1]
-    return move, div[:, m:m + k].max(axis=-1) + div[:, m + k:].max(axis=-1)
-
-
 def _search(sets, set_of, eps, L, kind, *, reference=False, prune=None):
     """Largest feasible scales: target ``k`` (level ``eps[k]``, order ``L[k]``) on candidate set ``sets[set_of[k]]``.
 
     The search of :func:`calibrate_scale`, for all targets at once (each
     target's sequence of trial scales depends on its own values only, so the
     scales equal those of one search per set). ``reference=True`` evaluates set
-    by set through :func:`_evaluate` (the path before the stacked evaluator;
+    by set through :func:`evaluate_candidates` (the path before the stacked evaluator;
     tests and benchmarks compare the two).
 
     ``prune(lo, hi)``, if given, is called after every step of the bracketed
@@ -438,27 +79,27 @@ def _search(sets, set_of, eps, L, kind, *, reference=False, prune=None):
             if members:
                 local = np.full(len(sets), -1)
                 local[members] = np.arange(len(members))
-                groups.append((_Stack([sets[i] for i in members]), local[set_of]))
+                groups.append((CandidateStack([sets[i] for i in members]), local[set_of]))
 
     def evaluate(scale, which):
         out = np.empty(which.size)
-        for g, (stack, local) in enumerate(groups):
+        for stack, local in groups:
             sel = local[which] >= 0
             if not sel.any():
                 continue
             every = sel.all()
             w = which if every else which[sel]
-            got = _evaluate_stacked(stack, local[w], scale if every else scale[sel], L[w], kind)
+            got = evaluate_stacked(stack, local[w], scale if every else scale[sel], L[w], kind)
             if got is None:
                 break
-            out[sel] = _no_nan(np.maximum(*got), "lam")
+            out[sel] = refuse_nan(np.maximum(*got), "lam")
         else:
             if groups:
                 return out
         for k in np.unique(set_of[which]):  # the reference path, set by set
             sel = set_of[which] == k
-            move, cross = _evaluate(sets[k], scale[sel], L[which[sel]], kind)
-            out[sel] = _no_nan(np.maximum(move, cross), "lam")
+            move, cross = evaluate_candidates(sets[k], scale[sel], L[which[sel]], kind)
+            out[sel] = refuse_nan(np.maximum(move, cross), "lam")
         return out
 
     def excess(t, which):  # worst case minus target: <= 0 is feasible
@@ -517,176 +158,6 @@ def _search(sets, set_of, eps, L, kind, *, reference=False, prune=None):
     return np.where(done, 1.0, np.exp(lo))
 
 
-def _setting(prior, d, value, name, lam, n_total, rows, kind):
-    """The validated inputs of a worst case or a calibration, in the order they are checked:
-    ``(prior, value, lam, n_total, rows, kind)`` with ``value`` (a scale or a target
-    :math:`\\varepsilon`, positive, called ``name`` in errors) and ``lam`` broadcast together."""
-    a = _prior(prior, d)
-    value = validation.positive(value, name)
-    lam = validation.order(lam, "lam", strict=True)
-    N = validation.integer(n_total, "n_total")
-    rows = validation.integer(rows, "rows")
-    kind = _kind(kind)
-    value, lam = validation.broadcast(**{name: value, "lam": lam})
-    return a, value, lam, N, rows, kind
-
-
-def worst_case(prior, scale, lam, n_total, *, rows=1, d=None, kind="diffused", parts=False):
-    """The exact worst-case :math:`D_\\lambda` of one release over replace-one neighbours.
-
-    Parameters
-    ----------
-    prior : array_like, shape (d,) or scalar
-        The prior pseudo-counts :math:`a > 0` (a scalar needs ``d``).
-    scale : array_like
-        :math:`r` (``kind="diffused"``: :math:`\\mathrm{Dir}(a + r c)`) or
-        :math:`m` (``kind="concentrated"``: :math:`\\mathrm{Dir}(a/m + c)`), in
-        :math:`(0, \\infty)`; ``kind="diffused"`` with scale 1 is the true posterior.
-    lam : array_like
-        Order :math:`\\lambda \\in (1, \\infty)`; broadcasts with ``scale``.
-    n_total : int
-        :math:`N`, the public number of records.
-    rows : int, default 1
-        Rows of the table. One row: its total is :math:`N` (Geumlek et al.'s
-        fixed :math:`n`) and a record can only move inside it. Two or more rows
-        with private totals: also a record leaving one row and entering another
-        (the two rows' divergences add).
-    d : int, optional
-        Number of cells, when ``prior`` is a scalar.
-    kind : {"diffused", "concentrated"}
-    parts : bool, default False
-        Also return the move and cross-row parts.
-
-    Returns
-    -------
-    ndarray or float
-        :math:`\\sup D_\\lambda(M(X) \\| M(X'))` over neighbours :math:`X, X'`;
-        ``inf`` at and above :math:`\\lambda^* = 1 + \\min_i b_i / s`.
-        With ``parts``: ``(worst, move, cross)`` (``cross`` is 0 for one row).
-
-    Examples
-    --------
-    >>> round(float(worst_case([6.0, 12.0], 1.0, 2.0, 100)), 6)
-    0.19129
-    """
-    a, scale, lam, N, rows, kind = _setting(prior, d, scale, "scale", lam, n_total, rows, kind)
-    cand = _Candidates(a, N, rows)
-    got = None
-    if cand.size * max(scale.size, 1) <= MAX_CANDIDATE_CELLS:  # _evaluate's values, fewer calls
-        got = _evaluate_stacked(_Stack([cand]), np.zeros(scale.size, int), scale.ravel(), lam.ravel(), kind)
-    if got is None:
-        move, cross = _evaluate(cand, scale, lam, kind)
-    else:
-        move, cross = (x.reshape(scale.shape) for x in got)
-    worst = _no_nan(np.maximum(move, cross), "lam, scale")
-    if parts:
-        return worst[()], move[()], cross[()]
-    return worst[()]
-
-
-def critical_order(prior, scale, *, kind="diffused"):
-    """:math:`\\lambda^* = 1 + \\min_i b_i / s`: the worst case is finite exactly below it.
-
-    For the true posterior (``scale = 1``) this is Corollary 1 of Geumlek et
-    al., :math:`1 + \\min(\\alpha_0, \\beta_0)`; the diffused posterior moves it to
-    :math:`1 + \\min_i a_i / r`, the concentrated one to :math:`1 + \\min_i a_i / m`.
-    A record added to (or moved into) a bin with base :math:`b_j` and no data gives
-    :math:`w_j = b_j - (\\lambda - 1)s` in eq. (16), which must be positive.
-    """
-    a = _prior(prior, 2) if np.ndim(prior) == 0 else _prior(prior)
-    scale = validation.positive(scale, "scale")
-    _kind(kind)
-    with np.errstate(over="ignore"):
-        out = 1 + a.min() / scale
-    if not np.all(np.isfinite(out)):
-        raise ValueError(f"the critical order 1 + min(prior) / scale overflows; got prior minimum {a.min():g} "
-                         f"and scale minimum {scale.min():g}")
-    return out[()]
-
-
-def geumlek_bound(prior, scale, lam, n, *, kind="diffused", scale_corners=True):
-    """Geumlek et al.'s relaxed worst case (Corollary 2 and its Dirichlet extension).
-
-    Their Algorithms 2 and 3 check :math:`D_\\lambda(p(\\theta|\\eta_P) \\|
-    p(\\theta|\\eta_Q))` at the corners :math:`\\eta_P` of the reachable set
-    (all :math:`n` records in one bin) and every :math:`\\eta_Q = \\eta_P \\pm
-    s(e_i - e_j)` (the vertices of the scaled difference set), whether or not
-    :math:`\\eta_Q` is itself reachable: :math:`d \\cdot d(d-1)` pairs, their
-    :math:`O(d^3)`. For the diffused posterior the corners of
-    :math:`\\mathrm{pset}(\\eta_0, rn)` are :math:`a + rn\\,e_k`
-    (``scale_corners=True``); Corollary 2 as printed puts them at
-    :math:`a + n\\,e_k` (``scale_corners=False``).
-
-    Returns ``inf`` where some :math:`\\eta_Q` is not normalisable.
-    """
-    a = _prior(prior)
-    scale = validation.scalar(validation.positive(scale, "scale"), "scale")
-    lam = validation.order(lam, "lam", strict=True)
-    n = validation.integer(n, "n")
-    kind = _kind(kind)
-    d = a.size
-    validation.cells(d * d * (d - 1), "geumlek_bound's d * d(d - 1) corner pairs", MAX_BOUND_PAIRS,
-                    f" (a prior of d = {d} cells; d <= 63)")
-    validation.cells(d * d * (d - 1) * max(lam.size, 1), "one corner's pairs times the orders", MAX_CANDIDATE_CELLS)
-    base, s = (a, scale) if kind == "diffused" else (a / scale, 1.0)
-    corner_mass = s * n if (kind != "diffused" or scale_corners) else n
-    eye = np.eye(d)
-    i, j = (np.array(t) for t in zip(*itertools.permutations(range(d), 2)))
-    step = s * (eye[j] - eye[i])  # row p: s (e_j - e_i) of the p-th ordered pair
-    out = np.zeros(lam.shape)
-    for k in range(d):
-        u = base + corner_mass * eye[k]  # every record in bin k
-        v = u + step
-        _finite(u, v, names="prior, scale, n")
-        if np.any(v <= 0):
-            return np.full(lam.shape, np.inf)[()]
-        out = np.maximum(out, renyi_divergence_dirichlet(u, v, lam[..., None]).max(axis=-1))
-    return _no_nan(out, "lam")[()]
-
-
-def _compositions(n, k):
-    """Every vector of ``k`` non-negative integers summing to ``n``."""
-    for bars in itertools.combinations(range(n + k - 1), k - 1):
-        cuts = (-1,) + bars + (n + k - 1,)
-        yield [cuts[t + 1] - cuts[t] - 1 for t in range(k)]
-
-
-def brute_force_worst_case(prior, scale, lam, n_total, *, rows=1, kind="diffused", d=None):
-    """:func:`worst_case` by enumeration: every table of ``rows`` x ``d`` counts summing to ``n_total``.
-
-    Every replace-one neighbour of every table (the moves among
-    :func:`lib.privacy.neighbours.all_neighbours` of the flattened table), the
-    divergence of the whole table (rows released independently, so their
-    divergences add), both directions. Exponential in the table size: for
-    tests and small examples only; at most :data:`MAX_BRUTE_FORCE_TABLES`
-    tables (a ValueError beyond).
-    """
-    a = _prior(prior, d)
-    lam = validation.scalar(validation.order(lam, "lam", strict=True), "lam")
-    scale = validation.scalar(validation.positive(scale, "scale"), "scale")
-    N = validation.integer(n_total, "n_total")
-    rows = validation.integer(rows, "rows")
-    kind = _kind(kind)
-    d = a.size
-    n_tables = math.comb(N + rows * d - 1, rows * d - 1)
-    if n_tables > MAX_BRUTE_FORCE_TABLES:
-        raise ValueError(f"n_total = {N} over rows x d = {rows} x {d} cells (prior of length {d}) gives "
-                         f"{n_tables:.3g} tables; at most "
-                         f"{MAX_BRUTE_FORCE_TABLES} are enumerated (use worst_case)")
-    base, s = (a, scale) if kind == "diffused" else (a / scale, 1.0)
-    worst = 0.0
-    for flat in _compositions(N, rows * d):
-        flat = np.array(flat, float)
-        nb = all_neighbours(flat)
-        nb = nb[nb.sum(axis=1) == N]  # replace-one: the moves
-        u = (base + s * flat.reshape(rows, d))[None]
-        v = base + s * nb.reshape(-1, rows, d)
-        _finite(u, v, names="prior, scale, n_total")
-        div = _no_nan(renyi_divergence_dirichlet(u, v, lam).sum(axis=-1), "lam")
-        worst = max(worst, float(div.max()))
-    return worst
-
-
 # ----------------------------------------------------------------------------- calibration
 
 
@@ -720,11 +191,11 @@ def calibrate_scale(epsilon, lam, prior, n_total, *, rows=1, d=None, kind="diffu
     >>> bool(worst_case([6.0, 12.0], r, 15.0, 100) <= 0.5)
     True
     """
-    a, epsilon, lam, N, rows, kind = _setting(prior, d, epsilon, "epsilon", lam, n_total, rows, kind)
+    a, epsilon, lam, N, rows, kind = checked_setting(prior, d, epsilon, "epsilon", lam, n_total, rows, kind)
     shape = epsilon.shape
     eps, L = epsilon.ravel(), lam.ravel()
 
-    cand = _Candidates(a, N, rows)
+    cand = Candidates(a, N, rows)
     validation.cells(cand.size * max(eps.size, 1), "the candidate pairs times the targets", MAX_CANDIDATE_CELLS)
 
     out = _search([cand], np.zeros(eps.size, int), eps, L, kind).reshape(shape)
@@ -751,8 +222,8 @@ def _calibrate_shapes(epsilon, lam, prior, n_total, shapes, kind, *, best_of=Non
     """
     sets, arrays = [], None
     for rows, d in shapes:
-        a, eps, lams, N, rows, kind = _setting(prior, d, epsilon, "epsilon", lam, n_total, rows, kind)
-        cand = _Candidates(a, N, rows)
+        a, eps, lams, N, rows, kind = checked_setting(prior, d, epsilon, "epsilon", lam, n_total, rows, kind)
+        cand = Candidates(a, N, rows)
         validation.cells(cand.size * max(eps.size, 1), "the candidate pairs times the targets", MAX_CANDIDATE_CELLS)
         sets.append(cand)
         arrays = eps.shape, eps.ravel(), lams.ravel()
@@ -1223,122 +694,6 @@ class TruePosterior(_PosteriorSampler):
             raise ValueError(f"the true posterior is ({lam:g}, {spent:.6g})-RDP (at lam = {lam:g}), above "
                              f"epsilon = {epsilon:g}")
         return cls(cls.prior, lam=lam, epsilon=epsilon, rows=rows, n_total=n_total, d=d)
-
-
-# ----------------------------------------------------------------------------- the Gaussian baseline
-
-
-def gaussian_sigma(epsilon, lam, sensitivity=1.0, *, printed=False):
-    """Noise level of the Gaussian baseline on the sufficient statistic at :math:`(\\lambda, \\varepsilon)`.
-
-    Mironov (2017, Proposition 7): :math:`\\mathcal N(0, \\sigma^2)` on a statistic of
-    sensitivity :math:`\\Delta` is exactly :math:`(\\lambda, \\lambda\\Delta^2/(2\\sigma^2))`-RDP,
-    so :math:`\\sigma = \\Delta\\sqrt{\\lambda/(2\\varepsilon)}`. Geumlek et al. (Section 5.1)
-    print :math:`\\lambda\\Delta^2/\\sigma^2` (``printed=True``), a factor 2 in
-    :math:`\\varepsilon`, :math:`\\sqrt2` in :math:`\\sigma`.
-    """
-    epsilon = validation.positive(epsilon, "epsilon")
-    lam = validation.order(lam, "lam")
-    sensitivity = validation.positive(sensitivity, "sensitivity")
-    with np.errstate(over="ignore"):
-        sigma = sensitivity * np.sqrt(lam / ((1 if printed else 2) * epsilon))
-    if not np.all(np.isfinite(sigma)):
-        raise ValueError("sigma overflows: lam / epsilon (times sensitivity^2) is beyond the double range")
-    return sigma[()]
-
-
-def _trials(successes, n, *, scalar=False):
-    """``(successes, n)``: ``n`` an integer >= 1, ``successes`` real in [0, n] (a scalar if ``scalar``)."""
-    n = validation.integer(n, "n")
-    successes = validation.in_range(successes, "successes", 0.0, float(n), open_low=False, open_high=False)
-    if scalar:
-        successes = validation.scalar(successes, "successes")
-    return successes, n
-
-
-def _size(size):
-    """A ``size`` argument of numpy's generators: None, an integer >= 0 or a tuple of them (bounded)."""
-    if size is None:
-        return None
-    shape = (size,) if isinstance(size, (int, np.integer)) and not isinstance(size, (bool, np.bool_)) else size
-    if not isinstance(shape, tuple):
-        raise validation.ArgumentTypeError(f"size must be None, an integer or a tuple of integers; got "
-                                          f"{type(size).__name__}")
-    shape = tuple(validation.integer(k, "size", 0) for k in shape)
-    validation.cells(math.prod(shape), "size")
-    return size
-
-
-def gaussian_posterior_params(successes, n, prior, sigma, rng, size):
-    """Beta parameters of the Gaussian baseline: the statistic plus noise, clamped to [0, n], then the posterior.
-
-    ``successes`` in [0, n] (broadcast against ``size``), ``n`` an integer >= 1,
-    ``prior`` the two pseudo-counts (a scalar is repeated), ``sigma > 0``.
-    Returns an array of shape ``broadcast(successes, size) + (2,)``.
-    """
-    successes, n = _trials(successes, n)
-    a0, b0 = _prior(prior, 2)
-    sigma = validation.scalar(validation.positive(sigma, "sigma"), "sigma")
-    size = _size(size)
-    try:
-        np.broadcast_shapes(successes.shape, () if size is None else tuple(np.atleast_1d(size).tolist()))
-    except ValueError as exc:
-        raise ValueError(f"successes of shape {successes.shape} does not broadcast against size {size!r}") from exc
-    rng = validation.generator(rng)
-    noisy = np.clip(successes + sigma * rng.standard_normal(size), 0, n)
-    return np.stack([a0 + noisy, b0 + n - noisy], axis=-1)
-
-
-
-@functools.lru_cache(maxsize=4)
-def _legendre(nodes):
-    """Gauss-Legendre nodes and weights on [-1, 1] (computed once per size: an eigenproblem)."""
-    return np.polynomial.legendre.leggauss(nodes)
-
-
-def gaussian_posterior_kl(successes, n, prior, sigma, *, nodes=400):
-    """:math:`KL(P \\| A)` from the true posterior :math:`P` to the Gaussian baseline's output law :math:`A`.
-
-    :math:`A` is the mixture over the clamped noisy statistic :math:`\\tilde S =
-    \\min(n, \\max(0, S + \\mathcal N(0, \\sigma^2)))` of
-    :math:`\\mathrm{Beta}(\\alpha_0 + \\tilde S, \\beta_0 + n - \\tilde S)`: two atoms
-    (:math:`\\tilde S = 0` and :math:`n`) and a density. Gauss-Legendre rules with
-    ``nodes`` points integrate over :math:`\\tilde S` (within 12 standard deviations
-    of :math:`S`) and over :math:`\\theta` (the central :math:`1 - 2 \\cdot 10^{-13}` of
-    :math:`P`'s mass); the tests check convergence in ``nodes``.
-
-    Returns
-    -------
-    kl : float
-    atoms : float
-        The probability of the two atoms, :math:`\\Pr[\\tilde S \\in \\{0, n\\}]`.
-    """
-    from scipy import special, stats
-
-    successes, n = _trials(successes, n, scalar=True)
-    a0, b0 = _prior(prior, 2)
-    sigma = validation.scalar(validation.positive(sigma, "sigma"), "sigma")
-    post = stats.beta(a0 + successes, b0 + n - successes)
-    x, wx = _legendre(validation.integer(nodes, "nodes", 8, MAX_NODES))
-    lo, hi = post.ppf(1e-13), post.isf(1e-13)
-    theta, w_theta = (hi - lo) / 2 * x + (hi + lo) / 2, (hi - lo) / 2 * wx
-    s_lo, s_hi = max(0.0, successes - 12 * sigma), min(float(n), successes + 12 * sigma)
-    s, w_s = (s_hi - s_lo) / 2 * x + (s_hi + s_lo) / 2, (s_hi - s_lo) / 2 * wx
-    w_s = w_s * stats.norm.pdf(s, successes, sigma)
-    atoms = np.array([stats.norm.cdf(0, successes, sigma), stats.norm.sf(n, successes, sigma)])
-    s_all = np.concatenate([[0.0, float(n)], s])
-    w_all = np.concatenate([atoms, w_s])
-    a_all, b_all = a0 + s_all, b0 + n - s_all
-    log_pdf = ((a_all - 1) * np.log(theta)[:, None] + (b_all - 1) * np.log1p(-theta)[:, None]
-               - special.betaln(a_all, b_all))
-    top = log_pdf.max(axis=1, keepdims=True)
-    log_a = np.log(np.exp(log_pdf - top) @ w_all) + top[:, 0]
-    log_p = post.logpdf(theta)
-    kl = float(np.sum(w_theta * np.exp(log_p) * (log_p - log_a)))
-    if not np.isfinite(kl):
-        raise ValueError(f"the quadrature is not finite at sigma = {sigma:g}, prior = ({a0:g}, {b0:g}), successes = "
-                         f"{successes:g}, n = {n}: sigma is too small against the statistic, or the prior too large")
-    return kl, float(atoms.sum())
 
 
 register(DiffusedPosterior)
