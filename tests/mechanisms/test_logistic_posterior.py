@@ -359,7 +359,7 @@ def test_sampler_guarantees():
 
 # ----------------------------------------------------------------------------- the fast paths against plain loops
 
-from lib.mechanisms import logistic_posterior as lpm  # noqa: E402
+from lib.mechanisms.logistic_posterior import mechanism as lp_mechanism, sampling as lpm  # noqa: E402
 
 
 def _plain_newton(Z, beta, rho, tol=1e-14, max_iter=200):
@@ -462,7 +462,7 @@ def test_mode_falls_back_to_newton_when_fixed_hessian_steps_stall(monkeypatch):
 
 def test_rdp_slope_for_dp_is_remembered_exactly():
     a = gp.rdp_slope_for_dp(0.7, 1e-5)
-    assert a == lpm._rdp_slope_for_dp.__wrapped__(0.7, 1e-5)
+    assert a == lp_mechanism._rdp_slope_for_dp.__wrapped__(0.7, 1e-5)
     assert gp.rdp_slope_for_dp(np.float64(0.7), 1e-5) == a
     with pytest.raises(ValueError, match="epsilon_hat"):
         gp.rdp_slope_for_dp(-1.0, 1e-5)
