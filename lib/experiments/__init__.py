@@ -12,8 +12,13 @@ of it.
 * :mod:`lib.experiments.public_bounds`: the public ranges of the numerical attributes;
 * :mod:`lib.experiments.preprocessing`: the seeded split and the encoding of Section 5.1, Table 1;
 * :mod:`lib.experiments.networks`: the three Bayesian networks of Section 5.2 and Figure 6;
-* :mod:`lib.experiments.grid`: one grid, model x privacy notion x mechanism x budget x repeat;
-* :mod:`lib.experiments.analysis`: summaries, wide tables, two-mechanism comparisons;
+* :mod:`lib.experiments.engine`: the one task engine, task x target x mechanism x budget x repeat x split,
+  and :class:`~lib.experiments.engine.Prepared`, the one type of prepared data;
+* :mod:`lib.experiments.tasks`: the tasks of the engine, one module each, in an explicit registry;
+* :mod:`lib.experiments.defaults`: the one table of the figures' defaults;
+* :mod:`lib.experiments.verdicts`: every comparison the chapters make, each a typed verdict;
+* :mod:`lib.experiments.grid`: the former grid's names, aliases of the engine's;
+* :mod:`lib.experiments.analysis`: summaries and wide tables;
 * :mod:`lib.experiments.plotting`: the book's figure style and the experiment figures;
 * :mod:`lib.experiments.cli`: ``python -m lib.experiments run ...``;
 * :mod:`lib.experiments.glm`, :mod:`lib.experiments.mixed`, :mod:`lib.experiments.hellinger`:

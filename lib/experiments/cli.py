@@ -1,6 +1,6 @@
 """The command line: ``python -m lib.experiments run --model MODEL --privacy PRIVACY --out DIR``.
 
-Runs one grid (:func:`lib.experiments.grid.run`) on the real data and writes
+Runs one grid of a task of the engine (:func:`lib.experiments.engine.run`) on the real data and writes
 ``DIR/<model>_<privacy>.csv`` and, beside it, ``<model>_<privacy>.json`` with the
 parameters, the seed, the package versions and the elapsed time; ``--figures``
 also writes the chapter's figures as PNG and SVG. Every argument and the output
@@ -39,26 +39,29 @@ from pathlib import Path
 
 from lib._version import DISTRIBUTION, __version__
 
-# The names the parser offers, kept here so that ``--help`` imports nothing heavy; a test checks
-# each against its source (lib.experiments.data.DATASETS, lib.mechanisms.protocol.names(), lib.experiments.grid).
-# --mechanisms is checked against the registry itself, in main, so that a registered mechanism runs.
+from lib.experiments.defaults import BN_DATASETS, DEFAULT_SEED, DP_DELTA, FIGURES
+
+# The dataset names the parser offers, kept here so that ``--help`` imports nothing heavy; a test checks
+# them against lib.experiments.data.DATASETS. The mechanisms are not listed here: --mechanisms is checked
+# in main against the mechanism registry (lib.mechanisms.protocol), for the task and target of the run.
 DATASET_NAMES = ("CreditCard", "Thyroid", "Shopper", "Digit", "GermanCredit", "Bank", "Spam", "Adult")
-BN_DATASET_NAMES = ("Adult", "Bank", "GermanCredit")
-MECHANISM_NAMES = ("gaussian", "laplace", "gaussian_classical", "mle", "random", "dirichlet", "dirichlet_exact", "gohari",
-                   "geumlek_diffused", "geumlek_concentrated", "geumlek_true", "smoothed_hellinger", "hellinger_em",
-                   "count_laplace", "count_gaussian")
-MODELS = ("naive-bayes", "bayesian-network")
+BN_DATASET_NAMES = BN_DATASETS
+#: The tasks the command line runs: every task of the engine (a test checks them against
+#: lib.experiments.tasks.REGISTRY), each with its figure defaults.
+MODELS = tuple(dict.fromkeys(task for task, _ in FIGURES))
 #: The choices of --privacy, the only names of privacy notions in the package: :func:`target` turns
 #: each into a typed target (lib.privacy.guarantees), and everything after the parser uses that.
 PRIVACY = ("rdp", "dp")
-DEFAULT_SEED, DP_DELTA = 20230201, 1e-5
+#: The budgets a run accepts: each in [1e-6, 1e4] (every calibration of the book's mechanisms is
+#: defined there; 1e308 or 5e-324 are not budgets), at most MAX_EPSILONS of them, each once.
+EPSILON_RANGE = (1e-6, 1e4)
 
 
 def target(privacy: str, lam: float, delta: float):
     """The grid's target of a --privacy choice: ``RenyiDP(lam, 1)`` or ``ApproximateDP(1, delta)``.
 
     The level (1) is the template's: every budget replaces it
-    (:func:`lib.experiments.grid.evaluate`).
+    (:func:`lib.experiments.engine.evaluate`).
 
     Raises
     ------
@@ -74,22 +77,10 @@ def target(privacy: str, lam: float, delta: float):
 
 
 def run(*args, **kwargs):
-    """:func:`lib.experiments.grid.run`, imported on first use."""
-    from lib.experiments.grid import run as run_grid
+    """:func:`lib.experiments.engine.run`, imported on first use."""
+    from lib.experiments.engine import run as run_engine
 
-    return run_grid(*args, **kwargs)
-
-
-#: Each (model, privacy) grid's default mechanisms, budget axis (log10 ends) and figures.
-DEFAULTS = {
-    ("naive-bayes", "rdp"): (("random", "mle", "dirichlet", "gaussian", "laplace"), (-3, 1),
-                             ("cross_entropy", "accuracy")),
-    ("naive-bayes", "dp"): (("random", "mle", "dirichlet", "gohari", "gaussian", "laplace"), (-2, 1),
-                            ("cross_entropy", "accuracy")),
-    ("bayesian-network", "rdp"): (("mle", "dirichlet", "gaussian", "laplace"), (-3, 1), ("log_likelihood",)),
-    ("bayesian-network", "dp"): (("mle", "dirichlet", "gohari", "gaussian", "laplace"), (-1, 2),
-                                 ("log_likelihood",)),
-}
+    return run_engine(*args, **kwargs)
 
 
 #: Largest --n-epsilons and --n-repeats (a grid beyond them would run for days or exhaust memory).
@@ -168,23 +159,25 @@ def parser() -> argparse.ArgumentParser:
     sub = top.add_subparsers(dest="command", required=True)
     p = sub.add_parser("run", help="run one grid: model x mechanism x budget x repeat",
                        formatter_class=_HelpFormatter)
-    p.add_argument("--model", required=True, choices=MODELS, help="the model whose tables are released")
+    p.add_argument("--model", required=True, choices=MODELS, help="the task: the model whose tables are released")
     p.add_argument("--privacy", default="rdp", choices=PRIVACY,
                    help="rdp: (lam, eps)-RDP for the whole model; dp: (eps_hat, delta)-DP (Appendix C)")
-    p.add_argument("--out", required=True, type=Path, help="folder for the CSV, the JSON record and figures")
+    p.add_argument("--out", required=True, type=_folder, help="folder for the CSV, the JSON record and figures")
     p.add_argument("--datasets", nargs="+", type=_choice(DATASET_NAMES, "datasets"), default=None,
                    metavar="DATASET", help="case-insensitive, among: " + ", ".join(DATASET_NAMES)
                    + "; default: all eight for naive-bayes, " + ", ".join(BN_DATASET_NAMES) + " for networks")
     p.add_argument("--mechanisms", nargs="+", default=None, metavar="MECHANISM",
-                   help="among: " + ", ".join(MECHANISM_NAMES) + " (or any registered with "
-                   "lib.mechanisms.protocol.register); default: the chapter's figure")
+                   help="registry names (lib.mechanisms.protocol) of mechanisms that release the model's "
+                   "count tables under --privacy; a name that cannot run lists those that can; "
+                   "default: the chapter's figure")
     budgets = p.add_mutually_exclusive_group()
     budgets.add_argument("--n-epsilons", type=_int_in(1, MAX_EPSILONS), default=10,
                          help=f"points of the log-spaced budget grid, 1 to {MAX_EPSILONS} (ends: 1e-3..10 for "
                          "rdp; 1e-2..10 (naive Bayes) or 1e-1..100 (networks) for dp)")
-    budgets.add_argument("--epsilon", nargs="+", type=_float_in(0, math.inf), default=None, metavar="EPS",
-                         help="one or more explicit budgets (eps of rdp, eps_hat of dp), each > 0, instead "
-                         "of the grid of --n-epsilons")
+    budgets.add_argument("--epsilon", nargs="+", type=_float_in(*EPSILON_RANGE, open_low=False, open_high=False),
+                         default=None, metavar="EPS",
+                         help=f"one to {MAX_EPSILONS} distinct explicit budgets (eps of rdp, eps_hat of dp), each "
+                         f"in [{EPSILON_RANGE[0]:g}, {EPSILON_RANGE[1]:g}], instead of the grid of --n-epsilons")
     p.add_argument("--n-repeats", type=_int_in(1, MAX_REPEATS), default=10,
                    help=f"independent releases per budget, 1 to {MAX_REPEATS}")
     p.add_argument("--lam", type=_float_in(1, math.inf), default=5.0,
@@ -195,6 +188,24 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--figures", action="store_true", help="also write the figures as PNG and SVG")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return top
+
+
+def _folder(text: str) -> Path:
+    """An argparse type: a non-empty path (an empty --out would write into the working directory)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a folder, got an empty path")
+    return Path(text)
+
+
+def _distinct(values, option: str, parser_: argparse.ArgumentParser, limit=None) -> None:
+    """Usage error if ``values`` repeats an entry or holds more than ``limit``."""
+    if values is None:
+        return
+    if limit is not None and len(values) > limit:
+        parser_.error(f"argument {option}: at most {limit} values; got {len(values)}")
+    seen = [v for i, v in enumerate(values) if v in values[:i]]
+    if seen:
+        parser_.error(f"argument {option}: each value once; {seen[0]!r} is repeated")
 
 
 def _check_out(folder: Path, parser_: argparse.ArgumentParser) -> None:
@@ -265,35 +276,40 @@ def main(argv=None) -> int:
     top = parser()
     args = top.parse_args(argv)
     _check_out(args.out, top)
+    _distinct(args.epsilon, "--epsilon", top, MAX_EPSILONS)
+    _distinct(args.datasets, "--datasets", top)
+    _distinct(args.mechanisms, "--mechanisms", top)
     import numpy as np   # after parsing: --help and usage errors need none of this
 
-    from lib.mechanisms.protocol import get, names
+    from lib.mechanisms.protocol import names
     from lib.experiments.data import DataFileError
-    from lib.experiments.grid import TASKS, runs_under
+    from lib.experiments.engine import budgets as budget_axis, supported, task_class
     privacy = target(args.privacy, args.lam, args.delta)
-    mechanisms, ends, metrics = DEFAULTS[(args.model, args.privacy)]
-    if args.mechanisms:   # checked against the registry (a registered mechanism runs too)
-        registered = names(output="distribution")   # the models of the command line take counts
+    figure = FIGURES[(args.model, args.privacy)]
+    task = task_class(args.model)
+    # what the registry holds that this task runs under this target: the only names offered or accepted
+    available = supported(args.model, privacy)
+    mechanisms = figure.mechanisms
+    if args.mechanisms:
+        registered = names()
         for m in args.mechanisms:
             if m not in registered:
-                top.error(f"argument --mechanisms: invalid choice: {m!r}{_suggest(m, registered)}; the "
-                          f"mechanisms are {', '.join(registered)}")
+                top.error(f"argument --mechanisms: invalid choice: {m!r}{_suggest(m, available)}; the "
+                          f"mechanisms of --model {args.model} --privacy {args.privacy} are {', '.join(available)}")
         mechanisms = tuple(args.mechanisms)
-    task = TASKS[args.model]
-    datasets = tuple(args.datasets) if args.datasets else task.datasets
-    available = [m for m in names() if runs_under(m, privacy) and task.supports(get(m))]
     bad = [m for m in mechanisms if m not in available]
     if bad:
         top.error(f"--mechanisms {' '.join(bad)}: not available for --model {args.model} --privacy "
                   f"{args.privacy} (available: {' '.join(available)})")
+    datasets = tuple(args.datasets) if args.datasets else task.datasets
     unknown = [d for d in datasets if d not in task.datasets]
     if unknown:
         top.error(f"--datasets {' '.join(unknown)}: --model {args.model} runs on {', '.join(task.datasets)}")
     budgets = (np.array(args.epsilon, dtype=float) if args.epsilon is not None
-               else np.logspace(*ends, args.n_epsilons))
+               else budget_axis(args.model, args.privacy, args.n_epsilons))
     start = time.perf_counter()
     try:
-        results = run(args.model, mechanisms, budgets, privacy=privacy, datasets=datasets,
+        results = run(args.model, mechanisms, budgets, target=privacy, datasets=datasets,
                       n_repeats=args.n_repeats, seed=args.seed,
                       progress=False if args.no_progress else None)
     except DataFileError as exc:  # the data cannot be found: say where we looked, no traceback
@@ -318,7 +334,7 @@ def main(argv=None) -> int:
             from lib.experiments.plotting import plot_grid
 
             summary = summarise(results)
-            for metric in metrics:
+            for metric in figure.metrics:
                 fig, _ = plot_grid(summary, metric, datasets, mechanisms)
                 for ext in ("png", "svg"):
                     _write_atomic(args.out / f"{stem}_{metric}.{ext}",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 from matplotlib.ticker import FuncFormatter
 
 from lib.mechanisms.protocol import get

@@ -1,7 +1,7 @@
 """Tests of lib.experiments.cli: ``python -m lib.experiments run ...``.
 
-The command line loads the real data through each task's ``load``; the fixture
-``synthetic_data`` replaces those loaders with the synthetic datasets of
+The command line prepares the real data through each task's ``prepare``; the fixture
+``synthetic_data`` replaces those with the synthetic datasets of
 ``conftest.py`` under real dataset names, so that a run takes a fraction of a second.
 """
 
@@ -17,9 +17,11 @@ import pandas as pd
 import pytest
 
 from lib.experiments import cli, run
-from lib.experiments.cli import DEFAULTS, main
+from lib.experiments.cli import main
+from lib.experiments.defaults import FIGURES
 from lib._version import __version__ as lib_version
-from lib.experiments.grid import NaiveBayesTask, NetworkTask
+from lib.experiments.engine import prepared
+from lib.experiments.tasks import BayesianNetwork, NaiveBayes
 
 RECORD_KEYS = {"model", "privacy", "datasets", "mechanisms", "budgets", "n_repeats", "lam", "delta", "seed",
                "elapsed_seconds", "versions", "commit", "rows"}
@@ -31,8 +33,9 @@ def synthetic_data(monkeypatch, splits, networks):
     data = {"naive-bayes": {"GermanCredit": splits["one"], "Adult": splits["two"]},
             "bayesian-network": {"GermanCredit": networks["one"], "Adult": networks["two"],
                                  "Bank": networks["two"]}}
-    monkeypatch.setattr(NaiveBayesTask, "load", staticmethod(lambda name: data["naive-bayes"][name]))
-    monkeypatch.setattr(NetworkTask, "load", staticmethod(lambda name: data["bayesian-network"][name]))
+    for task in (NaiveBayes, BayesianNetwork):
+        monkeypatch.setattr(task, "prepare", classmethod(
+            lambda cls, name, seed, binning="public": prepared(data[cls.name][name], name, seed)))
     return data
 
 
@@ -80,9 +83,16 @@ def usage_error(capsys, argv):
     (["--mechanisms", "svm"], "invalid choice: 'svm'"),
     (["--datasets", "germancredt"], r"invalid choice: 'germancredt' \(did you mean 'GermanCredit'\?\)"),
     (["--mechanisms", "dirichelt"], r"invalid choice: 'dirichelt' \(did you mean 'dirichlet'\?\)"),
-    (["--epsilon", "0"], r"must be in \(0, inf\)"),
-    (["--epsilon", "1", "-2"], r"must be in \(0, inf\)"),
-    (["--epsilon", "inf"], r"must be in \(0, inf\)"),
+    (["--epsilon", "0"], r"must be in \[1e-06, 10000\]"),
+    (["--epsilon", "1", "-2"], r"must be in \[1e-06, 10000\]"),
+    (["--epsilon", "inf"], r"must be in \[1e-06, 10000\]"),
+    # issue 41: what the parser offers, the run must do
+    (["--epsilon", "1e308"], r"must be in \[1e-06, 10000\], got 1e308"),
+    (["--epsilon", "5e-324"], r"must be in \[1e-06, 10000\], got 5e-324"),
+    (["--epsilon", "1", "1"], r"--epsilon: each value once; 1.0 is repeated"),
+    (["--epsilon", *["1"] * 1001], r"--epsilon: at most 1000 values; got 1001"),
+    (["--datasets", "adult", "Adult"], r"--datasets: each value once; 'Adult' is repeated"),
+    (["--mechanisms", "mle", "mle"], r"--mechanisms: each value once; 'mle' is repeated"),
     (["--epsilon", "1", "--n-epsilons", "3"], "not allowed with argument"),
 ])
 def test_bad_arguments_exit_2_before_any_computation(tmp_path, capsys, no_grid, extra, message):
@@ -138,6 +148,12 @@ def test_results_are_written_with_the_users_umask(tmp_path, synthetic_data, umas
 
 
 @pytest.mark.parametrize("model, extra", [
+    ("naive-bayes", ["--mechanisms", "geumlek_true"]),         # issue 41: offered, then a traceback
+    ("naive-bayes", ["--mechanisms", "smoothed_hellinger"]),   # a vector of public total, not tables
+    ("naive-bayes", ["--privacy", "dp", "--mechanisms", "hellinger_em"]),
+    ("naive-bayes", ["--privacy", "dp", "--mechanisms", "count_laplace"]),
+    ("naive-bayes", ["--mechanisms", "sample_moments"]),       # moments, not tables
+    ("bayesian-network", ["--privacy", "dp", "--mechanisms", "lr_posterior"]),
     ("naive-bayes", ["--mechanisms", "gohari"]),               # no RDP calibration
     ("naive-bayes", ["--mechanisms", "gaussian_classical"]),   # no RDP calibration
     ("bayesian-network", ["--mechanisms", "random"]),          # a network has no uninformative model
@@ -156,14 +172,14 @@ def test_usage_error_from_a_real_process(tmp_path, extra, option):
 
 # ----------------------------------------------------------------------------- what a run writes
 
-@pytest.mark.parametrize("model, privacy", list(DEFAULTS))
+@pytest.mark.parametrize("model, privacy", list(FIGURES))
 def test_case_insensitive_datasets_and_the_csv(tmp_path, capsys, synthetic_data, model, privacy):
     """The CSV is the grid of ``run`` with the chapter's mechanisms and budget axis."""
     assert main(command(tmp_path, "--datasets", "GERMANCREDIT", "adult", "--n-epsilons", "3", "--n-repeats",
                         "2", "--seed", "5", model=model, privacy=privacy)) == 0
     written = pd.read_csv(tmp_path / "out" / f"{model.replace('-', '_')}_{privacy}.csv")
     assert list(dict.fromkeys(written.dataset)) == ["GermanCredit", "Adult"]
-    mechanisms, ends, _ = DEFAULTS[(model, privacy)]
+    mechanisms, ends, _ = FIGURES[(model, privacy)]
     expected = run(model, mechanisms, np.logspace(*ends, 3), privacy=cli.target(privacy, 5.0, 1e-5),
                    data=synthetic_data[model],
                    datasets=["GermanCredit", "Adult"], n_repeats=2, seed=5, progress=False)
@@ -171,7 +187,7 @@ def test_case_insensitive_datasets_and_the_csv(tmp_path, capsys, synthetic_data,
     assert f"wrote {len(expected)} rows" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("model, privacy", list(DEFAULTS))
+@pytest.mark.parametrize("model, privacy", list(FIGURES))
 def test_json_record(tmp_path, synthetic_data, model, privacy):
     assert main(command(tmp_path, "--n-epsilons", "2", "--n-repeats", "2", "--datasets", "germancredit",
                         model=model, privacy=privacy)) == 0
@@ -180,7 +196,7 @@ def test_json_record(tmp_path, synthetic_data, model, privacy):
     assert sorted(p.name for p in out.iterdir()) == [f"{stem}.csv", f"{stem}.json"]  # no temporary file left
     record = json.loads((out / f"{stem}.json").read_text())
     assert set(record) == RECORD_KEYS
-    mechanisms, ends, _ = DEFAULTS[(model, privacy)]
+    mechanisms, ends, _ = FIGURES[(model, privacy)]
     assert record["model"] == model and record["privacy"] == privacy
     assert record["datasets"] == ["GermanCredit"] and record["mechanisms"] == list(mechanisms)
     np.testing.assert_allclose(record["budgets"], np.logspace(*ends, 2), rtol=1e-15)
@@ -232,20 +248,40 @@ def test_explicit_budgets_with_epsilon(tmp_path, synthetic_data):
 
 
 def test_the_static_names_of_the_parser_are_the_registry_s():
-    from lib.experiments import grid
+    from lib.experiments import engine
     from lib.experiments.data import DATASETS
-    from lib.mechanisms.protocol import get, names
+    from lib.experiments.defaults import BN_DATASETS
+    from lib.experiments.tasks import REGISTRY
 
-    assert cli.DATASET_NAMES == DATASETS and cli.BN_DATASET_NAMES == grid.BN_DATASETS
-    # the histogram mechanisms (the others release moments or weight vectors, not count tables)
-    histogram = names(output="distribution")
-    assert cli.MECHANISM_NAMES == histogram and cli.MODELS == tuple(grid.TASKS)
+    assert cli.DATASET_NAMES == DATASETS and cli.BN_DATASET_NAMES == BN_DATASETS
+    # every task of the engine, each with its figure defaults
+    assert cli.MODELS == tuple(REGISTRY) and not hasattr(cli, "MECHANISM_NAMES")
     # the --privacy choices are the only notion names; each becomes a typed target
-    assert cli.PRIVACY == ("rdp", "dp") and cli.target("rdp", 5.0, 1e-5) == grid.RDP_TARGET
-    assert cli.target("dp", 5.0, 1e-5) == grid.DP_TARGET
+    assert cli.PRIVACY == ("rdp", "dp") and cli.target("rdp", 5.0, 1e-5) == engine.RDP_TARGET
+    assert cli.target("dp", 5.0, 1e-5) == engine.DP_TARGET
     with pytest.raises(ValueError, match="privacy must be one of"):
         cli.target("zcdp", 5.0, 1e-5)
-    assert (cli.DEFAULT_SEED, cli.DP_DELTA) == (grid.DEFAULT_SEED, grid.DP_DELTA)
+
+
+@pytest.mark.parametrize("model", ["naive-bayes", "bayesian-network"])
+@pytest.mark.parametrize("privacy", ["rdp", "dp"])
+def test_every_mechanism_the_run_accepts_runs(tmp_path, capsys, synthetic_data, model, privacy):
+    """Issue 41: what the command line offers it runs, at both ends of the budget range."""
+    from lib.experiments import engine
+
+    available = engine.supported(model, cli.target(privacy, 5.0, 1e-5))
+    assert {"mle", "dirichlet", "gaussian", "laplace"} <= set(available)
+    assert main(command(tmp_path, "--epsilon", "1e-6", "10000", "--n-repeats", "1", "--datasets", "germancredit",
+                        "--mechanisms", *available, model=model, privacy=privacy)) == 0
+    written = pd.read_csv(tmp_path / "out" / f"{model.replace('-', '_')}_{privacy}.csv")
+    assert sorted(set(written.model)) == sorted(available)
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_an_empty_out_is_refused(tmp_path, capsys, no_grid, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    err = usage_error(capsys, ["run", "--model", "naive-bayes", "--out", ""])
+    assert "--out: expected a folder, got an empty path" in err and not list(tmp_path.iterdir())
 
 
 def test_help_shows_defaults_only_where_there_is_one_and_imports_nothing_heavy():

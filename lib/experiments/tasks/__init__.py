@@ -1,0 +1,16 @@
+"""The tasks of the engine (:mod:`lib.experiments.engine`), one module per task.
+
+:data:`REGISTRY` lists every task by name, explicitly: importing this package
+registers nothing else and the order of imports does not matter.
+
+* :mod:`~lib.experiments.tasks.naive_bayes`: private naive Bayes (Section 5.1), ``"naive-bayes"``;
+* :mod:`~lib.experiments.tasks.bayesian_network`: private Bayesian networks (Section 5.2), ``"bayesian-network"``.
+"""
+
+from lib.experiments.tasks.bayesian_network import BayesianNetwork
+from lib.experiments.tasks.naive_bayes import NaiveBayes
+
+#: Task name -> task class.
+REGISTRY = {"naive-bayes": NaiveBayes, "bayesian-network": BayesianNetwork}
+
+__all__ = ["BayesianNetwork", "NaiveBayes", "REGISTRY"]

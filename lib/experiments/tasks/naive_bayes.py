@@ -1,0 +1,77 @@
+"""The naive-Bayes task (Section 5.1): :math:`K + 1` count tables released, scored by test cross-entropy and accuracy."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lib.mechanisms.hellinger import CountGaussian, CountLaplace, SmoothedHellinger
+from lib.mechanisms.posterior_sampling import TruePosterior
+from lib.models.naive_bayes import count, model_spec, release_parameters
+from lib.models.naive_bayes.scoring import scores
+from lib.privacy.guarantees import ApproximateDP, RenyiDP
+from lib.experiments.data import DATASETS
+from lib.experiments.engine import Prepared, cell_seed, prepared
+from lib.experiments.preprocessing import BINNING, prepare
+
+
+#: Distribution mechanisms a count-table task cannot run: the public-total families of
+#: :mod:`lib.mechanisms.hellinger` release one vector whose total is public (a table's row
+#: totals are private), and the true posterior has no noise to calibrate (its Rényi level is
+#: fixed, and infinite for count tables).
+NOT_FOR_TABLES = (SmoothedHellinger, CountLaplace, CountGaussian, TruePosterior)
+
+
+def releases_count_tables(cls) -> bool:
+    """Whether mechanism class ``cls`` releases a model's count tables (rows of private totals)."""
+    return cls.output == "distribution" and not issubclass(cls, NOT_FOR_TABLES)
+
+
+class NaiveBayes:
+    """Private naive Bayes on one prepared split: the class counts and one table per attribute.
+
+    Parameters
+    ----------
+    data : lib.experiments.engine.Prepared or lib.experiments.preprocessing.Split
+        Encoded train and test rows.
+    """
+
+    name = "naive-bayes"
+    metrics = ("cross_entropy", "accuracy")
+    #: Seed-key prefix of the private mechanisms' cells for each type of target.
+    prefix = {RenyiDP: "", ApproximateDP: "dp:"}
+    datasets = DATASETS
+
+    def __init__(self, data):
+        self.data = prepared(data)
+        d = self.data
+        self.counts = count(d.X_train, d.y_train, d.n_values, d.n_classes)
+        self.spec = model_spec(d.n_values, d.n_classes, len(d.y_train))
+
+    @classmethod
+    def prepare(cls, dataset: str, seed: int, binning: str = BINNING) -> Prepared:
+        """Dataset ``dataset`` split with ``seed`` and encoded (:func:`lib.experiments.preprocessing.prepare`)."""
+        return prepared(prepare(dataset, seed=seed, binning=binning), dataset, seed)
+
+    def release(self, calibration, n_draws, rng):
+        """``n_draws`` released models: (prior batch, list of table batches)."""
+        return release_parameters(*self.counts, calibration, n_draws=n_draws, rng=rng)
+
+    def score(self, batches):
+        """Scores of a list of released batches, concatenated in order: metric -> array (B,)."""
+        prior = np.concatenate([p for p, _ in batches])
+        tables = [np.concatenate([t[k] for _, t in batches]) for k in range(len(self.counts[1]))]
+        # one fused pass over the test rows (lib.models.naive_bayes.scores), the log posteriors never stored
+        ce, acc = scores(self.data.X_test, self.data.y_test, prior, tables, self.data.n_values)
+        return {"cross_entropy": ce, "accuracy": acc}
+
+    @staticmethod
+    def supports(cls) -> bool:
+        """Whether the engine can run ``cls`` on this task (:func:`releases_count_tables`)."""
+        return releases_count_tables(cls)
+
+    def score_uninformative(self, budgets, n_repeats, seed, dataset, key):
+        """A uniform posterior: CE :math:`\\log d` exactly; accuracy of uniform guesses, simulated."""
+        d, y = self.data.n_classes, np.asarray(self.data.y_test)
+        acc = np.stack([(np.random.default_rng(cell_seed(seed, dataset, key, eps))
+                         .integers(d, size=(n_repeats, len(y))) == y).mean(axis=-1) for eps in budgets])
+        return {"cross_entropy": np.full((len(budgets), n_repeats), np.log(d)), "accuracy": acc}
