@@ -912,3 +912,36 @@ def relative_gap(a, b) -> float:
     if (scale == 0).any():
         raise ValueError("a and b must not both be zero at an entry (the relative gap is undefined)")
     return float((np.abs(x - y) / scale).min())
+
+
+def majority_share(log_proba, y_test) -> float:
+    """The share of test rows a classifier assigns to the majority class of the test rows.
+
+    A model more accurate than :func:`majority_accuracy` may only predict the
+    majority class more often; this measures how often it does. Ties of the
+    class counts go to the smallest class code, and a row's prediction is its
+    most probable class (the first of equal ones).
+
+    Parameters
+    ----------
+    log_proba : array_like, shape (..., n_test, n_classes)
+        Log-probabilities (or any scores) of each class for each test row; leading
+        axes (e.g. releases) are pooled.
+    y_test : array_like of int, shape (n_test,)
+        The test rows' classes.
+
+    Returns
+    -------
+    float
+        In [0, 1].
+    """
+    test = validation.integer_array(y_test, "y_test")
+    if test.size == 0:
+        raise ValueError("y_test must hold at least one row")
+    lp = np.asarray(log_proba, dtype=float)
+    if lp.ndim < 2 or lp.shape[-2] != test.size:
+        raise ValueError(f"log_proba must have shape (..., {test.size}, n_classes); got {lp.shape}")
+    if test.max() >= lp.shape[-1]:
+        raise ValueError(f"y_test holds a class outside the {lp.shape[-1]} columns of log_proba")
+    top = np.bincount(test).argmax()
+    return float((lp.argmax(-1) == top).mean())

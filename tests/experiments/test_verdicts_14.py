@@ -96,3 +96,17 @@ def test_bad_input_is_refused():
         regrets(frame, "score", "ratio")
     with pytest.raises(ValueError, match="every dataset"):
         regrets(frame, "score", "shortfall", per=pd.Series({"A": 1.0}))
+
+
+def test_majority_share_by_hand():
+    from lib.experiments.verdicts import majority_share
+    y = [1, 1, 0, 2, 1]                     # class 1 is the majority
+    lp = np.log([[[0.2, 0.7, 0.1], [0.5, 0.4, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4], [0.1, 0.2, 0.7]],
+                 [[0.1, 0.8, 0.1], [0.1, 0.8, 0.1], [0.1, 0.8, 0.1], [0.1, 0.8, 0.1], [0.1, 0.8, 0.1]]])
+    # first release: rows 0 and 2 predict class 1; second release: all five
+    assert majority_share(lp, y) == (2 + 5) / 10
+    assert majority_share(lp[0], y) == 2 / 5
+    with pytest.raises(ValueError, match="shape"):
+        majority_share(lp[:, :4], y)
+    with pytest.raises(ValueError, match="class outside"):
+        majority_share(lp, [3, 1, 1, 1, 1])
