@@ -115,7 +115,7 @@ def prepared(data, dataset: str = "data", seed: int | None = None) -> Prepared:
         return data
     if all(hasattr(data, k) for k in ("X_train", "X_test", "y_train", "y_test", "n_values", "n_classes")):
         return Prepared(dataset, seed, data.X_train, data.X_test, data.y_train, data.y_test,
-                        np.asarray(data.n_values), int(data.n_classes), tuple(data.attributes),
+                        np.asarray(data.n_values), int(data.n_classes), tuple(getattr(data, "attributes", ())),
                         tuple(getattr(data, "classes", ())))
     if all(hasattr(data, k) for k in ("nodes", "parents", "n_values", "train", "test")):
         return Prepared(dataset, seed, data.train, data.test, None, None, np.asarray(data.n_values), 0,
