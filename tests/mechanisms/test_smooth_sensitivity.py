@@ -528,10 +528,10 @@ def test_std_profile_equals_one_computation_of_every_distance():
     for x in (np.sort(rng.integers(17, 91, 3000).astype(float)), np.sort(rng.gamma(4.0, 10.0, 1500).clip(0, 125))):
         for resolution in (None, 4096):
             _, prof = ss.smooth_sensitivity_std_profile(x, 0, 125, 1e-4, resolution=resolution)
-            assert prof.values.size > ss._BLOCK     # several blocks
-            u = ss._unit(x, 0.0, 125.0)
+            assert prof.values.size > ss.sensitivity._BLOCK     # several blocks
+            u = ss.sensitivity._unit(x, 0.0, 125.0)
             np.testing.assert_array_equal(prof.values,
-                                          ss._at_distance_unit(u, np.arange(prof.values.size), resolution))
+                                          ss.sensitivity._at_distance_unit(u, np.arange(prof.values.size), resolution))
 
 
 def test_evaluate_equals_fit_draw_and_score_per_epsilon():
