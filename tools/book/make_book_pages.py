@@ -414,6 +414,8 @@ API_PAGES = {
         (None, "lib.mechanisms.posterior_sampling.gaussian", "Geumlek et al.'s Gaussian baseline:"),
         ("The smoothed-Hellinger mechanism", "lib.mechanisms.hellinger", ""),
         ("Smooth sensitivity (Zafarani and Clifton 2020)", "lib.mechanisms.smooth_sensitivity", ""),
+        (None, "lib.mechanisms.smooth_sensitivity.cauchy", "The Cauchy noise, its calibration and exact loss:"),
+        (None, "lib.mechanisms.smooth_sensitivity.sensitivity", "The sensitivities it is scaled to:"),
         ("Means and deviations of a bounded sample (mixed naive Bayes)", "lib.mechanisms.bounded_moments", ""),
         ("Posterior samplers for logistic regression (Geumlek et al. 2017, Section 4)",
          "lib.mechanisms.logistic_posterior", ""),
