@@ -11,7 +11,7 @@ SANITIZE  := tests/book/nbval_sanitize.cfg
 DIRICHLET_DATA_DIR ?= $(if $(wildcard ../shared/data/uci),$(abspath ../shared/data/uci))
 export DIRICHLET_DATA_DIR
 
-.PHONY: data book test notebooks check-sync lint unit nbval nbval-fp html browser benchmark benchmark-book clean lab pdf pdf-test wheel-check student
+.PHONY: data book test notebooks check-sync lint unit rerun-check nbval nbval-fp html browser benchmark benchmark-book clean lab pdf pdf-test wheel-check student
 .DEFAULT_GOAL := test
 
 $(STAMP): requirements.txt pyproject.toml
@@ -95,7 +95,13 @@ nbval-fp: $(STAMP)
 
 ## (e) headless Chromium renders the built pages with typeset math and no network
 browser: $(STAMP)
-	$(BIN)/python -m pytest -q -m browser tests/book/test_browser.py
+	$(BIN)/python -m pytest -q -m browser tests/book/test_browser.py tests/book/test_site.py
+
+## rerun-check: rerun a chapter from what the built site ships, as a reader would: the source
+## archive unpacked in a fresh folder with its own .venv, and a downloaded chapter beside the
+## wheel in a fresh environment (tools/ci/rerun_from_site.sh; after make html, about 3 minutes)
+rerun-check:
+	bash tools/ci/rerun_from_site.sh _build/html
 
 ## notebooks: regenerate every .ipynb from its .md and re-execute it in place
 notebooks: $(STAMP)
@@ -169,3 +175,17 @@ benchmark-book: $(STAMP)
 clean:
 	rm -rf _build .pytest_cache .hypothesis
 	find . -path ./.venv -prune -o -name __pycache__ -prune -exec rm -rf {} +
+
+## grade: grade a class, `make grade SUBMISSIONS=<folder>`: every submitted notebook of the student
+## edition under the folder is run from scratch (stored outputs ignored, the instructor's check cells
+## put back) in a fresh kernel, in a temporary folder, sandboxed where `unshare` exists (read-only
+## file system outside it), with a limit of GRADE_TIMEOUT seconds for the whole notebook; writes
+## GRADES/grades.csv (submission, exercise, passed, message) and GRADES/summary.md
+## (tools/student/grade.py, tested in tests/book/test_grade.py; book/instructors.md)
+GRADES ?= _build/grades
+GRADE_TIMEOUT ?= 900
+GRADE_JOBS ?= 1
+.PHONY: grade
+grade: $(STAMP)
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=<folder of submitted notebooks> [GRADE_TIMEOUT=900] [GRADE_JOBS=1] [GRADES=_build/grades]"; exit 2; }
+	$(SERIAL_BLAS) $(BIN)/python -m tools.student.grade "$(SUBMISSIONS)" --out "$(GRADES)" --timeout $(GRADE_TIMEOUT) --jobs $(GRADE_JOBS)

@@ -52,14 +52,42 @@ MISSING_URL_NOTE = (
 NETWORK_ADDRESS = re.compile(r"^(?:(?:https?|ssh|git)://[^/\s]+/\S+|[\w.-]+@[\w.-]+:\S+)$")
 
 NOTE = (
-    "**What this chapter needs.** It is a chapter of *{title}* and imports `lib`, the Python "
-    "package of the book's repository; the chapters with experiments also read the UCI data. "
-    "Run it inside a clone of the repository, which installs everything, data loader "
-    "included:\n\n"
-    "```bash\ngit clone {url} && cd {folder}\nmake lab    # JupyterLab on the chapters\n```\n\n"
-    "(`make lab` creates the environment `.venv` from `requirements.txt` on first use; "
-    "see the README's section \"Run a chapter yourself\".){note}"
+    "**What this chapter needs.** It is chapter {number} of *{title}* and imports the book's "
+    "library. Install the library's wheel from the book's site (the footer of every page links to "
+    "it, in the folder `rerun/`), with the extras the chapters use, then open this notebook:\n\n"
+    "```bash\npip install \"{wheel}[chapters]\" jupyterlab\n```\n\n"
+    "The wheel installs the library as `{package}`, the name this copy imports (in the book's "
+    "source the same package is `lib`). The chapters with experiments also read the UCI data: "
+    "from the folder named by `DIRICHLET_DATA_DIR`, or downloaded from UCI into a cache on first "
+    "use. To rerun the whole book instead, unpack the source archive beside the wheel "
+    "(`{archive}`) and run `make lab` in it; with a clone of the repository: "
+    "`git clone {url} && cd {folder}` then `make lab`.{note}"
 )
+
+#: ``import lib`` and ``from lib... import`` in a downloaded chapter, to be imported under the
+#: installed name (the wheel's package, :data:`book_release.PACKAGE`).
+_IMPORT_LIB = re.compile(r"^([ \t]*)import lib(\.[\w.]+)?([ \t]+as[ \t]+\w+)?[ \t]*$", re.M)
+_FROM_LIB = re.compile(r"^([ \t]*)from lib(\.[\w.]+)?[ \t]+import\b", re.M)
+
+
+def installed_imports(code: str, package: str) -> str:
+    """``code`` with every import of ``lib`` rewritten to the installed package ``package``.
+
+    ``import lib`` becomes ``import <package> as lib``, so that ``lib.x`` keeps working;
+    ``import lib.a.b as m`` and ``from lib.a import x`` name ``<package>.a``; a bare
+    ``import lib.a.b`` imports ``<package>.a.b`` and then binds ``lib`` to the package, as the
+    original statement did.
+    """
+    def plain(match: re.Match) -> str:
+        indent, sub, alias = match.group(1), match.group(2) or "", match.group(3) or ""
+        if alias:
+            return f"{indent}import {package}{sub}{alias}"
+        if sub:
+            return f"{indent}import {package}{sub}\n{indent}import {package} as lib"
+        return f"{indent}import {package} as lib"
+
+    code = _IMPORT_LIB.sub(plain, code)
+    return _FROM_LIB.sub(lambda m: f"{m.group(1)}from {package}{m.group(2) or ''} import", code)
 
 
 def configured_url(app: Sphinx) -> str:
@@ -153,30 +181,41 @@ def add_markdown_download(app: Sphinx, pagename, templatename, context, doctree)
 
 
 def write_downloads(app: Sphinx, exception) -> None:
-    """After the build: ``_sources/`` gets each chapter's ``.md``; both files get the note."""
+    """After the build: ``_sources/`` gets each chapter's ``.md``; both files get the note, and
+    their imports of ``lib`` name the package the wheel installs."""
     if exception is not None or app.builder.name != "html":
         return
     links = app.book_links  # type: ignore[attr-defined]
-    note = NOTE.format(title=app.config.html_title or app.config.project, url=links["url"],
-                       folder=links["folder"], note=" " + links["note"] if links["note"] else "")
+    release = app.book_release  # type: ignore[attr-defined]
+    from book_release import PACKAGE
+
     sources = Path(app.outdir) / "_sources"
     for docname in sorted(app.env.found_docs):
         twin = _markdown_twin(app, docname)
         if twin is None:
             continue
+        number = str(int(Path(docname).name.split("_", 1)[0]))
+        note = NOTE.format(number=number, title=app.config.html_title or app.config.project,
+                           wheel=release["wheel"], package=PACKAGE, archive=release["archive"],
+                           url=links["url"], folder=links["folder"],
+                           note=" " + links["note"] if links["note"] else "")
         notebook_copy = sources / f"{docname}.ipynb"
         if notebook_copy.exists():
             notebook = json.loads(notebook_copy.read_text(encoding="utf-8"))
             cells = notebook["cells"]
+            for cell in cells:
+                if cell["cell_type"] == "code":
+                    code = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+                    cell["source"] = installed_imports(code, PACKAGE)
             if not (cells and cells[0].get("metadata", {}).get("book_links") == "note"):
                 cell = {"cell_type": "markdown", "metadata": {"book_links": "note"},
                         "source": note.splitlines(keepends=True)}
                 if (notebook.get("nbformat"), notebook.get("nbformat_minor", 0)) >= (4, 5):
                     cell["id"] = "what-this-chapter-needs"
                 cells.insert(0, cell)
-                notebook_copy.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n",
-                                         encoding="utf-8")
-        text = twin.read_text(encoding="utf-8")
+            notebook_copy.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n",
+                                     encoding="utf-8")
+        text = installed_imports(twin.read_text(encoding="utf-8"), PACKAGE)
         front = re.match(r"---\n.*?\n---\n", text, re.S)
         cut = front.end() if front else 0
         markdown_copy = sources / f"{docname}.md"
