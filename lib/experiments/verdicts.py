@@ -44,8 +44,16 @@ Frames of many comparisons at once (one row per cell, split or budget)
   (``mean, se, t, p, folds, verdict``).
 * :func:`z_by_group` ``(frame, by, a, b)``: per group, :func:`z_test`'s ``diff, se, z``.
 
-Other helpers
+* :func:`small_against_large` ``(gap, k=3)``: per dataset, the mean gap of
+  :func:`cell_z` over the ``k`` smallest and the ``k`` largest budgets, with z statistics.
+* :func:`behind` ``(results, a, b, metric)``: per cell, is ``a``'s mean more than one
+  standard error below ``b``'s?
 
+Budgets and margins
+
+* :func:`holds_up_to` ``(flags)``: the largest budget up to which a per-budget
+  condition holds without a break from the smallest.
+* :func:`clear_from` ``(bad)``: the smallest budget from which on no budget is bad.
 * :func:`majority_accuracy` ``(y_test, y_train=None)``: the accuracy of
   always predicting the majority class.
 """
@@ -945,3 +953,96 @@ def majority_share(log_proba, y_test) -> float:
         raise ValueError(f"y_test holds a class outside the {lp.shape[-1]} columns of log_proba")
     top = np.bincount(test).argmax()
     return float((lp.argmax(-1) == top).mean())
+
+
+# ------------------------------------------------------------------ budgets and margins
+
+
+def _budget_values(flags, name):
+    if not isinstance(flags, pd.Series):
+        raise validation.ArgumentTypeError(f"{name} must be a pandas Series indexed by budget; "
+                                           f"got {type(flags).__name__}")
+    if len(flags) == 0:
+        raise ValueError(f"{name} must hold at least one budget")
+    level = "epsilon" if "epsilon" in (flags.index.names or ()) else (
+        "epsilon_hat" if "epsilon_hat" in (flags.index.names or ()) else None)
+    if level is None:
+        raise ValueError(f"{name} must be indexed by a level 'epsilon' or 'epsilon_hat'; got {flags.index.names}")
+    return flags.index.get_level_values(level), flags.to_numpy(dtype=bool)
+
+
+def holds_up_to(flags: pd.Series) -> float:
+    """The largest budget up to which ``flags`` holds at every budget from the smallest.
+
+    ``flags`` is one boolean per budget (index level ``epsilon`` or
+    ``epsilon_hat``). If it holds everywhere, the largest budget; if it fails
+    at the smallest, NaN (nothing below the first failure).
+    """
+    eps, ok = _budget_values(flags, "flags")
+    bad = eps[~ok]
+    if len(bad) == 0:
+        return float(eps.max())
+    below = eps[eps < bad.min()]
+    return float(below.max()) if len(below) else float("nan")
+
+
+def clear_from(bad: pd.Series) -> float:
+    """The smallest budget from which on (it included) no budget is ``bad``.
+
+    The smallest budget if none is bad; ``inf`` if the largest budget is bad.
+    """
+    eps, flagged = _budget_values(bad, "bad")
+    if not flagged.any():
+        return float(eps.min())
+    after = eps[eps > eps[flagged].max()]
+    return float(after.min()) if len(after) else float("inf")
+
+
+def small_against_large(gap: pd.DataFrame, k: int = 3) -> pd.DataFrame:
+    """Per dataset: is a gap of :func:`cell_z` positive at small budgets, and larger there than at large ones?
+
+    Over the ``k`` smallest budgets of a dataset the mean gap :math:`\\bar d_{lo}`
+    has standard error :math:`\\sqrt{\\sum \\mathrm{se}^2}/k` (the cells are independent),
+    likewise over the ``k`` largest; ``z (small > 0)`` is :math:`\\bar d_{lo}/\\mathrm{se}_{lo}`
+    and ``z (small > large)`` is :math:`(\\bar d_{lo} - \\bar d_{hi}) / \\sqrt{\\mathrm{se}_{lo}^2 + \\mathrm{se}_{hi}^2}`.
+
+    Parameters
+    ----------
+    gap : pandas.DataFrame
+        From :func:`cell_z`: indexed by (dataset, budget), columns ``diff`` and ``se``.
+    k : int
+        Budgets at each end, >= 1; each dataset needs at least ``k``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by dataset: ``gap, k smallest``, ``gap, k largest`` (with ``k`` written out),
+        ``z (small > 0)``, ``z (small > large)``.
+    """
+    k = validation.integer(k, "k")
+    rows = {}
+    for name, g in gap.groupby(level="dataset", sort=False):
+        if len(g) < k:
+            raise ValueError(f"dataset {name!r} has {len(g)} budgets; k must be at most that")
+        g = g.sort_index(level=1)
+        lo, hi = g.iloc[:k], g.iloc[-k:]
+        se_lo, se_hi = np.sqrt((lo.se ** 2).sum()) / k, np.sqrt((hi.se ** 2).sum()) / k
+        rows[name] = {f"gap, {k} smallest": lo["diff"].mean(), f"gap, {k} largest": hi["diff"].mean(),
+                      "z (small > 0)": lo["diff"].mean() / se_lo,
+                      "z (small > large)": (lo["diff"].mean() - hi["diff"].mean()) / np.hypot(se_lo, se_hi)}
+    return pd.DataFrame(rows).T
+
+
+def behind(results: pd.DataFrame, a: str, b: str, metric: str) -> pd.Series:
+    """Per (dataset, budget) cell: is ``a``'s mean ``metric`` more than one standard error of it below ``b``'s?
+
+    The standard error is that of ``a``'s mean over its repeats (``ddof=1``); ``b``
+    is a reference without noise (e.g. the non-private model), whose repeats are equal.
+    """
+    x = "epsilon_hat" if "epsilon_hat" in results.columns else "epsilon"
+    for name in (a, b):
+        if not (results.model == name).any():
+            raise ValueError(f"results hold no rows of mechanism {name!r}")
+    g = results[results.model == a].groupby(["dataset", x], sort=False)[metric]
+    ref = results[results.model == b].groupby(["dataset", x], sort=False)[metric].mean()
+    return ref - g.mean() > g.std(ddof=1) / np.sqrt(g.count())

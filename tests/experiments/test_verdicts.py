@@ -191,3 +191,53 @@ def test_old_names_are_the_verdict_functions():
     assert analysis.compare is verdicts.cell_z
     assert glm.compare is verdicts.cells_over_splits and glm.claim_verdict is verdicts.claim_verdict
     assert mixed.paired_cv_test is verdicts.paired_cv_test
+
+
+# ------------------------------------------------------------------ budgets and margins (chapters 07-09)
+
+
+def _flags(values, level="epsilon"):
+    return pd.Series(values, index=pd.Index([0.001, 0.01, 0.1, 1.0], name=level))
+
+
+def test_holds_up_to_and_clear_from_by_hand():
+    assert verdicts.holds_up_to(_flags([True, True, False, True])) == 0.01
+    assert verdicts.holds_up_to(_flags([True] * 4)) == 1.0
+    assert np.isnan(verdicts.holds_up_to(_flags([False, True, True, True])))
+    assert verdicts.clear_from(_flags([True, False, True, False], "epsilon_hat")) == 1.0
+    assert verdicts.clear_from(_flags([False] * 4)) == 0.001
+    assert verdicts.clear_from(_flags([False, False, False, True])) == np.inf
+    # a (dataset, epsilon) index: the budget level is found by name
+    two = pd.Series([True, False], index=pd.MultiIndex.from_tuples([("A", 0.1), ("A", 1.0)],
+                                                                   names=["dataset", "epsilon"]))
+    assert verdicts.holds_up_to(two) == 0.1
+    with pytest.raises(ValueError, match="level 'epsilon'"):
+        verdicts.clear_from(pd.Series([True], index=["x"]))
+    with pytest.raises(TypeError, match="pandas Series"):
+        verdicts.clear_from([True])
+
+
+def test_small_against_large_by_hand():
+    idx = pd.MultiIndex.from_product([["A"], [0.1, 0.2, 0.3, 1.0, 2.0, 3.0]], names=["dataset", "epsilon"])
+    gap = pd.DataFrame({"diff": [3.0, 2.0, 1.0, 0.3, 0.2, 0.1], "se": [0.3, 0.4, 0.5, 0.1, 0.1, 0.1]}, index=idx)
+    t = verdicts.small_against_large(gap).loc["A"]
+    se_lo, se_hi = math.sqrt(0.09 + 0.16 + 0.25) / 3, math.sqrt(0.03) / 3
+    assert t["gap, 3 smallest"] == pytest.approx(2.0) and t["gap, 3 largest"] == pytest.approx(0.2)
+    assert t["z (small > 0)"] == pytest.approx(2.0 / se_lo)
+    assert t["z (small > large)"] == pytest.approx(1.8 / math.hypot(se_lo, se_hi))
+    with pytest.raises(ValueError, match="k must be at most"):
+        verdicts.small_against_large(gap, k=7)
+
+
+def test_behind_is_one_standard_error_below_the_reference():
+    rows = [("A", "d", 1.0, r, v) for r, v in enumerate([0.70, 0.72, 0.74])]
+    rows += [("A", "m", 1.0, r, 0.75) for r in range(3)]
+    rows += [("A", "d", 2.0, r, v) for r, v in enumerate([0.74, 0.75, 0.76])]
+    rows += [("A", "m", 2.0, r, 0.755) for r in range(3)]
+    res = pd.DataFrame(rows, columns=["dataset", "model", "epsilon", "repeat", "accuracy"])
+    b = verdicts.behind(res, "d", "m", "accuracy")
+    se = np.std([0.70, 0.72, 0.74], ddof=1) / math.sqrt(3)
+    assert b.loc[("A", 1.0)] and 0.75 - 0.72 > se
+    assert not b.loc[("A", 2.0)]
+    with pytest.raises(ValueError, match="no rows of mechanism"):
+        verdicts.behind(res, "d", "x", "accuracy")
