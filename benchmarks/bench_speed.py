@@ -271,7 +271,7 @@ def bench_chapters(repeats):
           f"{t_new:.3f} s = {t_old / t_new:.1f}x (largest relative difference of the modes {err:.1e})")
 
     def clear():
-        for memo in (hm._beta_local_sensitivity_memo, hm._beta_hellinger_rows_memo, hx._candidate_utility_memo):
+        for memo in (hm.sensitivity._beta_local_sensitivity_memo, hm.sensitivity._beta_hellinger_rows_memo, hx._candidate_utility_memo):
             memo.cache_clear()
 
     def h2h(fresh):

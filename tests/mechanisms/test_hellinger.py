@@ -303,8 +303,8 @@ def test_memoised_local_sensitivity_and_rows_equal_the_plain_computation(prior, 
     # Each distance is the same elementwise function of the same two posteriors, whether computed
     # alone, in a batch or taken from the memo: the values must agree exactly (not to a tolerance).
     n = 57
-    hm._beta_local_sensitivity_memo.cache_clear()
-    hm._beta_hellinger_rows_memo.cache_clear()
+    hm.sensitivity._beta_local_sensitivity_memo.cache_clear()
+    hm.sensitivity._beta_hellinger_rows_memo.cache_clear()
     for eps, delta in [(1.0, 1e-6), (5.0, 1e-2)]:
         mech = hm.SmoothedHellinger(prior, n, eps, delta)
         np.testing.assert_array_equal(mech.ls, hm.local_sensitivity_beta(prior, n))
@@ -315,10 +315,10 @@ def test_memoised_local_sensitivity_and_rows_equal_the_plain_computation(prior, 
                 np.testing.assert_array_equal(mech.log_pmf_rows(counts), _plain_log_pmf_rows(mech, counts))
         # the dense matrix (another path through the same distances) agrees row by row
         np.testing.assert_array_equal(mech.log_pmf_rows(mech.cand), mech.log_pmf)
-    assert hm._beta_local_sensitivity_memo.cache_info().hits >= 1
-    assert hm._beta_hellinger_rows_memo.cache_info().hits >= 6
+    assert hm.sensitivity._beta_local_sensitivity_memo.cache_info().hits >= 1
+    assert hm.sensitivity._beta_hellinger_rows_memo.cache_info().hits >= 6
     # beyond the memo's size the rows are computed afresh, with the same values
-    monkeypatch.setattr(hm, "MEMO_CELLS", 10)
+    monkeypatch.setattr(hm.sensitivity, "MEMO_CELLS", 10)
     fresh = hm.SmoothedHellinger(prior, n, 1.0, 1e-6)
     assert fresh.ls.flags.writeable
     np.testing.assert_array_equal(fresh.log_pmf_rows((3, 54)), _plain_log_pmf_rows(fresh, (3, 54)))
@@ -342,7 +342,7 @@ def test_head_to_head_exact_expectations_equal_the_plain_computation():
 
 
 def test_hellinger_rows_beta_equal_the_distances_one_by_one():
-    hm._beta_hellinger_rows_memo.cache_clear()
+    hm.sensitivity._beta_hellinger_rows_memo.cache_clear()
     post = hm.posteriors((0.5, 2.0), hm.candidates(12))
     counts = np.array([[[3, 9], [0, 12]], [[12, 0], [3, 9]]])
     rows = hm.hellinger_rows_beta((0.5, 2.0), counts)
