@@ -413,6 +413,8 @@ API_PAGES = {
         (None, "lib.mechanisms.posterior_sampling.analysis", "The exact worst case of their privacy loss:"),
         (None, "lib.mechanisms.posterior_sampling.gaussian", "Geumlek et al.'s Gaussian baseline:"),
         ("The smoothed-Hellinger mechanism", "lib.mechanisms.hellinger", ""),
+        (None, "lib.mechanisms.hellinger.sensitivity", "Candidates, distances and sensitivities:"),
+        (None, "lib.mechanisms.hellinger.mechanism", "The mechanisms:"),
         ("Smooth sensitivity (Zafarani and Clifton 2020)", "lib.mechanisms.smooth_sensitivity", ""),
         (None, "lib.mechanisms.smooth_sensitivity.cauchy", "The Cauchy noise, its calibration and exact loss:"),
         (None, "lib.mechanisms.smooth_sensitivity.sensitivity", "The sensitivities it is scaled to:"),
