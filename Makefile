@@ -139,8 +139,9 @@ pdf: $(STAMP)
 	$(BIN)/python tools/book/build_pdf.py
 
 ## student: the student edition, _build/student/NN_name.{md,ipynb}: each chapter without its solutions,
-## every exercise followed by an answer cell and an autograder cell check("<label>", globals())
-## (tools/student/build.py; the checks in tools/student/checks.py, tested in tests/book/test_student.py)
+## every exercise followed by an answer cell stating the names, types and units its check reads and a
+## check cell that imports its checker (check_exercise("<label>", globals())); tools/student/build.py,
+## the checks in tools/student/checks.py, run end to end by tests/book/test_student.py
 student: $(STAMP)
 	$(BIN)/python -m tools.student.build _build/student
 

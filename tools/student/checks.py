@@ -93,7 +93,10 @@ def check_exercise(label: str, namespace: dict) -> bool:
     missing = [n for n in spec.names if n not in namespace]
     assert not missing, f"{label}: define {', '.join(missing)} (the names this exercise asks for)"
     values = SimpleNamespace(**{a.name: a.read(namespace, label) for a in spec.answers})
-    spec.verify(values)
+    try:
+        spec.verify(values)
+    except AssertionError as exc:  # every message names the exercise
+        raise AssertionError(f"{label}: {exc}") from None
     print(f"{label}: all checks passed")
     return True
 
@@ -396,7 +399,7 @@ def _(a):
     assert a.moved[0, 1] > 0 and a.moved[1, 1] > 0, "moved['quantile']: the quantile edges and test codes should move"
 
 
-_NB_DATASETS = ("Adult", "Bank", "CreditCard", "GermanCredit", "OnlineShoppers", "Optdigits", "Spambase", "Thyroid")
+_NB_DATASETS = ("CreditCard", "Thyroid", "Shopper", "Digit", "GermanCredit", "Bank", "Spam", "Adult")
 
 
 def _within_se_budgets():

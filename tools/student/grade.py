@@ -142,7 +142,7 @@ def run_inside(path: Path, checks: dict[int, str], deadline: float, report) -> s
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(nb, timeout=max(1, int(deadline - time.time())), kernel_name="python3",
                             allow_errors=True, resources={"metadata": {"path": str(path.parent)}})
-    status = "completed"
+    status, errors = "completed", []
     with client.setup_kernel():
         for k, cell in enumerate(nb.cells):
             if cell.cell_type != "code":
@@ -162,6 +162,12 @@ def run_inside(path: Path, checks: dict[int, str], deadline: float, report) -> s
                 break
             if k in checks:
                 report(checks[k], *_verdict(cell, checks[k]))
+            else:
+                errors += [(k, o) for o in cell.outputs if o.get("output_type") == "error"]
+    if errors:
+        k, e = errors[0]
+        status += (f"; {len(errors)} other cell{'s' * (len(errors) > 1)} raised (first, cell {k}: "
+                   f"{e.get('ename', 'Error')}: {str(e.get('evalue', ''))[:200]})")
     return status
 
 
