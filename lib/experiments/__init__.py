@@ -21,6 +21,7 @@ of it.
 * :mod:`lib.experiments.analysis`: summaries and wide tables;
 * :mod:`lib.experiments.plotting`: the book's figure style and the experiment figures;
 * :mod:`lib.experiments.cli`: ``python -m lib.experiments run ...``;
+* :mod:`lib.experiments.approximate_dp`: the approximate-DP measurements of chapter 9;
 * :mod:`lib.experiments.glm`, :mod:`lib.experiments.mixed`, :mod:`lib.experiments.hellinger`:
   the experiments of the logistic-regression, mixed naive Bayes and smoothed-Hellinger chapters.
 """

@@ -356,9 +356,9 @@ API_MEMBERS = {
     "lib.mechanisms.dirichlet.mechanism.DirichletMechanism": "release, concentration, worst_neighbour, "
                                         "from_concentration, log_release_tables",
     "lib.mechanisms.gohari.mechanism.GohariMechanism": "release, guarantee, flat_sizes",
-    "lib.mechanisms.noise.GaussianMechanism": "release, noisy_counts, from_sigma",
-    "lib.mechanisms.noise.LaplaceMechanism": "release, noisy_counts, from_scale",
-    "lib.mechanisms.noise.SmoothedEstimate": "log_release",
+    "lib.mechanisms.noise.mechanism.GaussianMechanism": "release, noisy_counts, from_sigma",
+    "lib.mechanisms.noise.mechanism.LaplaceMechanism": "release, noisy_counts, from_scale",
+    "lib.mechanisms.noise.estimates.SmoothedEstimate": "log_release",
     "lib.models.naive_bayes.PrivateNaiveBayes": "fit, predict_proba, predict_log_proba, predict",
 }
 API_DATA = {"lib.experiments.networks": ["NETWORKS"], "lib.experiments.datasets": ["REGISTRY"]}
@@ -473,6 +473,7 @@ API_PAGES = {
         ("Verdicts: every comparison of the chapters", "lib.experiments.verdicts", ""),
         (None, "lib.experiments.plotting", ""),
         ("The command line", "lib.experiments.cli", ""),
+        ("Approximate-DP measurements (chapter 9)", "lib.experiments.approximate_dp", ""),
         ("Logistic-regression experiments (chapter 11)", "lib.experiments.glm", ""),
         ("Mixed naive Bayes experiments (chapter 13)", "lib.experiments.mixed", ""),
         ("Smoothed-Hellinger experiments (chapter 12)", "lib.experiments.hellinger", ""),
