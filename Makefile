@@ -145,10 +145,17 @@ pdf: $(STAMP)
 student: $(STAMP)
 	$(BIN)/python -m tools.student.build _build/student
 
-## wheel-check: build the wheel from a clean clone, install it with its extras in a fresh virtual
-## environment outside the repository and run the README's snippet, the CLI and a Pipeline there
+## wheel-check: build the wheel (import name dirichlet_mechanism) from a clean clone, install it with its
+## extras in a fresh virtual environment outside the repository beside PyPI's `lib` and a local lib/ folder,
+## and run the README's library snippets, the CLI and a Pipeline there
 wheel-check:
 	bash tools/ci/check_wheel.sh
+
+## spark: counts of a 1e6-row Parquet file on a local[2] Spark session and in DuckDB give one table and
+## one released model, and scoring inside Spark equals local predictions (needs Java and pyspark; .ci/run)
+.PHONY: spark
+spark: $(STAMP)
+	$(SERIAL_BLAS) $(BIN)/python -m pytest -q -p no:cacheprovider -m spark tests/models/test_counts_spark.py
 
 ## pdf-test: page count, every _toc.yml title, figures, margins, no raw TeX in the PDF (after make pdf)
 pdf-test: $(STAMP)
