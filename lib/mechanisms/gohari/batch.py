@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from lib.mechanisms.gohari import gohari_calibrate
+from lib.mechanisms.gohari.guarantee import gohari_calibrate
 from lib.mechanisms.gohari.core import (GAMMA_RTOL, MAX_STEPS, NEGLIGIBLE, R_RTOL, U_NODES, U_WEIGHTS, GohariGuarantee,
                                          GohariParameters, check_delta, check_setting, check_target, epsilon_hat_at,
                                          params, solve_gamma, vertices)

@@ -18,7 +18,7 @@ import numpy as np
 
 from lib import validation
 from lib.mechanisms.dirichlet.mechanism import DirichletMechanism
-from lib.mechanisms.gohari import gohari_calibrate
+from lib.mechanisms.gohari.guarantee import gohari_calibrate
 from lib.mechanisms.gohari.batch import gohari_calibrate_many
 from lib.mechanisms.protocol import ApproximateDP, ModelCalibration, register
 
