@@ -629,6 +629,26 @@ def encoding(name: str, *, seed: int = SEED, test_size: float = TEST_SIZE,
     return _prepared(name, seed, test_size, n_bins, binning)[1].copy()
 
 
+def public_encoding_summary(name: str, *, seed: int = SEED) -> dict:
+    """What the public binning does to dataset ``name``: attributes by kind, assumed ranges, bins filled.
+
+    Returns
+    -------
+    dict
+        The number of attributes of each ``kind`` of :func:`encoding` (``binning="public"``);
+        ``assumed ranges``, how many of the dataset's public ranges
+        (:func:`lib.experiments.public_bounds.table`) are assumed rather than documented; and
+        ``bins filled (mean)``, the mean over binned attributes of the number of bins the
+        training rows of the split ``seed`` fill (NaN without binned attributes).
+    """
+    info, split = encoding(name, seed=seed, binning="public"), prepare(name, seed=seed, binning="public")
+    binned = np.flatnonzero(info["kind"].str.startswith("binned").to_numpy())
+    filled = [np.unique(split.X_train[:, k]).size for k in binned]
+    return {**info["kind"].value_counts().to_dict(),
+            "assumed ranges": int((public_bounds.table(name)["kind"] == "assumed").sum()),
+            "bins filled (mean)": np.mean(filled) if len(filled) else np.nan}
+
+
 def summary(*, seed: int = SEED, test_size: float = TEST_SIZE,
             n_bins: int = N_BINS, binning: str = BINNING) -> pd.DataFrame:
     """Per dataset: attributes kept (K), binned, dropped, n_train, n_test.

@@ -53,7 +53,8 @@ Budgets and margins
 
 * :func:`holds_up_to` ``(flags)``: the largest budget up to which a per-budget
   condition holds without a break from the smallest.
-* :func:`clear_from` ``(bad)``: the smallest budget from which on no budget is bad.
+* :func:`clear_from` ``(bad)``: the smallest budget from which on no budget is bad;
+  :func:`budget_text` writes it (``"never"`` for infinity).
 * :func:`majority_accuracy` ``(y_test, y_train=None)``: the accuracy of
   always predicting the majority class.
 """
@@ -664,6 +665,45 @@ def combined_verdict(verdicts) -> str:
     return kinds.pop() if len(kinds) == 1 and kinds <= {"holds", "does not hold"} else "partly"
 
 
+def z_against(x, value, *, alpha: float = 0.05, which=()) -> Verdict:
+    """Is the mean of independent releases ``x`` different from a fixed ``value``? A one-sample z-test.
+
+    For a comparison with a deterministic reference (e.g. a non-private model's
+    score): :math:`z = (\\bar x - v)/\\mathrm{se}` with
+    :math:`\\mathrm{se} = s/\\sqrt n` (unbiased sample variance) and the two-sided
+    normal p-value. Verdict ``"higher"`` / ``"lower"`` at ``p < alpha``, else
+    ``"no difference"``.
+
+    Parameters
+    ----------
+    x : array_like
+        One score per release, at least two, finite.
+    value : float
+        The reference, finite.
+    which : sequence
+        The releases, when named.
+
+    Returns
+    -------
+    Verdict
+        ``statistic`` z, ``estimate`` :math:`\\bar x - v`, ``se``, ``over="releases"``.
+    """
+    alpha = _alpha(alpha)
+    values = _vector(x, "x")
+    if values.size < 2:
+        raise ValueError(f"x must hold at least 2 releases; got {values.size}")
+    validation.in_range(values, "x", -np.inf, open_low=True)
+    value = validation.scalar(validation.in_range(value, "value", -np.inf, open_low=True), "value")
+    se = values.std(ddof=1) / np.sqrt(values.size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = (values.mean() - value) / se
+    if se == 0:
+        z = 0.0 if values.mean() == value else np.copysign(np.inf, values.mean() - value)
+    p = float(2 * special.ndtr(-abs(z)))
+    return Verdict("one-sample z-test against a fixed value", float(z), p, _direction(z, p, alpha), "releases",
+                   tuple(which), values.size, float(values.mean() - value), float(se))
+
+
 # ------------------------------------------------------------------ chapter 14: cells won, regrets
 # Chapter 14 compares many systems at once: which one wins a (dataset, budget) cell, how often each
 # wins, and how far each falls behind the best of a cell at worst.
@@ -996,6 +1036,16 @@ def clear_from(bad: pd.Series) -> float:
         return float(eps.min())
     after = eps[eps > eps[flagged].max()]
     return float(after.min()) if len(after) else float("inf")
+
+
+def budget_text(epsilon) -> str:
+    """A budget of :func:`clear_from` as a chapter writes it: two significant digits, ``"never"`` for infinity."""
+    if isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, (int, float, np.integer, np.floating)):
+        raise validation.ArgumentTypeError(f"epsilon must be a number; got {type(epsilon).__name__}")
+    if np.isinf(epsilon) and epsilon > 0:
+        return "never"
+    value = validation.scalar(validation.positive(epsilon, "epsilon"), "epsilon")
+    return f"{value:.2g}"
 
 
 def small_against_large(gap: pd.DataFrame, k: int = 3) -> pd.DataFrame:

@@ -306,3 +306,21 @@ def test_table1_regenerated_against_the_paper():
     gap = (t.loc[binary, "% positive"] - t.loc[binary, "paper % positive"])
     assert gap.abs().max() <= 0.5
     assert t.loc["Thyroid", "largest class %"] == pytest.approx(92.58)
+
+
+def test_public_encoding_summary_counts_kinds_and_bins():
+    import os
+
+    from lib.experiments.data import DATA_ENV
+    from lib.experiments.preprocessing import encoding, public_encoding_summary, prepare
+
+    if not os.environ.get(DATA_ENV):
+        pytest.skip(f"{DATA_ENV} is not set (the real data)")
+    row = public_encoding_summary("GermanCredit")
+    info = encoding("GermanCredit", binning="public")
+    kinds = {k: v for k, v in row.items() if k not in ("assumed ranges", "bins filled (mean)")}
+    assert sum(kinds.values()) == len(info)
+    split = prepare("GermanCredit", binning="public")
+    binned = np.flatnonzero(info["kind"].str.startswith("binned").to_numpy())
+    assert row["bins filled (mean)"] == np.mean([np.unique(split.X_train[:, k]).size for k in binned])
+    assert 1 <= row["bins filled (mean)"] <= 10 and row["assumed ranges"] >= 0

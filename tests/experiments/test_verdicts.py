@@ -241,3 +241,9 @@ def test_behind_is_one_standard_error_below_the_reference():
     assert not b.loc[("A", 2.0)]
     with pytest.raises(ValueError, match="no rows of mechanism"):
         verdicts.behind(res, "d", "x", "accuracy")
+
+
+def test_budget_text():
+    assert verdicts.budget_text(np.inf) == "never" and verdicts.budget_text(0.0599484) == "0.06"
+    with pytest.raises(ValueError, match="epsilon"):
+        verdicts.budget_text(np.nan)
