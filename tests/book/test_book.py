@@ -346,15 +346,38 @@ def test_the_headline_failures_still_fail(registry):
     assert pages.verdict_of(items[pages.MAIN_RESULT], cache) in pages.GLUED_VERDICTS + pages.TYPED_VERDICTS
 
 
-def test_errata_are_sorted_by_consequence(registry):
+def test_errata_are_grouped_by_paper_then_sorted_by_consequence(registry):
+    """One section per paper (the main paper first), in each the kinds by consequence, every
+    finding once, under the paper its index items belong to; no repository path or maintainer
+    instruction on the reader's page."""
     page = pages.ERRATA_PAGE.read_text()
-    headings = re.findall(r"^## (.+) \((\d+)\)$", page, re.M)
-    assert [h for h, _ in headings] == [pages.KIND_HEADINGS[k] for k in pages.KINDS_BY_CONSEQUENCE]
-    counts = {h: int(n) for h, n in headings}
-    for kind in pages.KINDS:
-        assert counts[pages.KIND_HEADINGS[kind]] == sum(f["kind"] == kind for f in registry["findings"])
+    sections = re.split(r"^## ", page, flags=re.M)[1:]
+    titles = [re.match(r"(.+) \((\d+)\)\n", sec) for sec in sections]
+    papers = list(pages.papers().values())
+    assert titles[0][1].startswith(papers[0]["title"])
+    order = [next(i for i, p in enumerate(papers) if t[1].startswith(p["title"])) for t in titles]
+    assert order == sorted(order)
+    total = 0
+    for section, title in zip(sections, titles):
+        kinds = re.findall(r"^### (.+) \((\d+)\)$", section, re.M)
+        wanted = [pages.KIND_HEADINGS[k] for k in pages.KINDS_BY_CONSEQUENCE]
+        assert [h for h, _ in kinds] == [h for h in wanted if h in {k for k, _ in kinds}]
+        assert sum(int(n) for _, n in kinds) == int(title[2]) == section.count("{ref}`See the finding")
+        total += int(title[2])
+    assert total == len(registry["findings"])
+    index = pages.index_items()
+    for f in registry["findings"]:
+        prefixes = {pages.paper_of(i["label"]) for i in index if f["id"] in i.get("findings", [])}
+        if len(prefixes) == 1:
+            (prefix,) = prefixes
+            section = next(sec for sec, t in zip(sections, titles)
+                           if t[1].startswith(pages.papers()[prefix]["title"]))
+            assert f"<finding-{f['id']}>" in section, f"{f['id']} is not under its paper"
     summary = page.split("\n\n")[2]
     assert summary.startswith("**In short.**") and str(len(registry["findings"])) in summary
+    for reader_page in (pages.ERRATA_PAGE, pages.INDEX_PAGE, pages.VERDICTS_PAGE):
+        text = reader_page.read_text().split("-->", 1)[-1]
+        assert not re.search(r"shared/papers|findings\.yml|paper_index\.yml|make_book_pages|`paper-eq-", text), reader_page
 
 
 def test_landing_page_gives_the_two_minute_answer():
@@ -369,6 +392,15 @@ def test_landing_page_gives_the_two_minute_answer():
     summary = pages.VERDICTS_PAGE.read_text()
     for label in pages.HEADLINE_ITEMS + (pages.MAIN_RESULT,):
         assert f"<{label}>`" in summary, label
+    # Items of a paper and findings are named as two different things, each counted as such.
+    assert "**Items** are" in summary and "**Findings** are" in summary
+    assert re.search(r"\*\*The paper's \d+ items\.\*\*", summary)
+    assert re.search(r"\*\*The findings, across the four papers and the author's code\.\*\* \d+ findings", summary)
+    # Every failure that matters, and the book's own practical result, says what to do.
+    bullets = [line for line in summary.splitlines() if any(f"<{h}>`" in line for h in pages.HEADLINE_ITEMS)]
+    assert len(bullets) == len(pages.HEADLINE_ITEMS) and all("*What to do:*" in b for b in bullets)
+    assert not [b for b in bullets if re.search(r"\*\*partly\*\*|\(claim does not hold\)", b)]
+    assert f"<finding-{pages.BOOK_RESULT}>`" in summary
 
 
 # The API reference: every public function and class of every module of lib is on its pages.
