@@ -68,12 +68,20 @@ class DirichletMechanism(Mechanism):
     #: "fixed" (the author's rule, :func:`lib.mechanisms.dirichlet.order.fixed_order`).
     order_rule = "optimal"
 
-    def __init__(self, epsilon, lam, l2_sq=2.0, linf=1.0):
+    def __init__(self, epsilon, lam, l2_sq=2.0, linf=1.0, *, _solved=None):
+        # ``_solved`` is for the two other constructors of this class: ``(r, alpha, statement)`` already
+        # solved and checked by :meth:`from_concentration` (no RDP target: the four targets are None) or by
+        # :meth:`_from_choice` (an order choice holds Line 1's solution at its level; statement None).
+        if _solved is not None:
+            self.epsilon, self.lam, self.l2_sq, self.linf = epsilon, lam, l2_sq, linf
+            self.r, self.alpha, self._statement = _solved
+            return
         self.epsilon = validation.scalar(validation.positive(epsilon, "epsilon"), "epsilon")
         self.lam = validation.scalar(validation.order(lam, "lam"), "lam")
         self.l2_sq = validation.scalar(validation.positive(l2_sq, "l2_sq"), "l2_sq")
         self.linf = validation.scalar(validation.positive(linf, "linf"), "linf")
         self.r, self.alpha = (float(v) for v in calibrate(self.epsilon, self.lam, self.l2_sq, self.linf))
+        self._statement = None
 
     @classmethod
     def from_concentration(cls, r, alpha, guarantee=None):
@@ -127,16 +135,13 @@ class DirichletMechanism(Mechanism):
         >>> m.guarantee.lam
         5.0
         """
-        self = cls.__new__(cls)
-        self.epsilon = self.lam = self.l2_sq = self.linf = None
-        self.r = validation.scalar(validation.positive(r, "r"), "r")
-        self.alpha = validation.scalar(validation.positive(alpha, "alpha"), "alpha")
+        r = validation.scalar(validation.positive(r, "r"), "r")
+        alpha = validation.scalar(validation.positive(alpha, "alpha"), "alpha")
         if guarantee is None:
-            guarantee = _theorem_1(self.r, self.alpha)
+            guarantee = _theorem_1(r, alpha)
         if not isinstance(guarantee, Guarantee):
             raise ValueError(f"guarantee must be a Guarantee (e.g. ApproximateDP(0.1, 1e-6)); got {guarantee!r}")
-        self._statement = guarantee
-        return self
+        return cls(None, None, None, None, _solved=(r, alpha, guarantee))
 
     @property
     def guarantee(self):
@@ -218,9 +223,8 @@ class DirichletMechanism(Mechanism):
         and level (the values the constructor would compute: Line 1 solves each
         entry on its own), so the object is built from them, not solved again.
         """
-        mech = cls.__new__(cls)
-        mech.epsilon, mech.lam, mech.l2_sq, mech.linf = float(choice.epsilon), float(choice.lam), L2_SQ, LINF
-        mech.r, mech.alpha = float(choice.r), float(choice.alpha)
+        mech = cls(float(choice.epsilon), float(choice.lam), L2_SQ, LINF,
+                   _solved=(float(choice.r), float(choice.alpha), None))
         params = {"lam": choice.lam, "r": mech.r, "alpha": mech.alpha, "epsilon_rdp": choice.epsilon}
         return ModelCalibration(cls.name, True, (mech,) * spec.n_releases, params, target)
 
