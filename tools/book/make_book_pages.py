@@ -503,6 +503,7 @@ API_PAGES = {
         ("Theorems 16-17 and OPS checked by quadrature (chapter 11)", "lib.theory.logistic_quadrature", ""),
         ("The logistic-posterior sampler against a long reference run", "lib.theory.sampler_check", ""),
         ("The exact audit of the smoothed-Hellinger mechanism", "lib.theory.hellinger_audit", ""),
+        ("Pseudo-counts of Dirichlet-sampling releases and empty cells (chapter 14)", "lib.theory.pseudo_counts", ""),
     ]),
     "experiments": ("lib.experiments: data and grids", (
         "The experiment layer: the UCI data and its public schema, preprocessing, the grid that "
