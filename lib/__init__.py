@@ -11,7 +11,8 @@ before it):
   mechanisms by family (the Dirichlet mechanism of Algorithm 1 with its
   calibration, the noise mechanisms, Gohari et al., posterior sampling, the
   smoothed-Hellinger mechanism, the bounded-moment and logistic-regression
-  mechanisms); importing :mod:`lib` registers them all;
+  mechanisms); :mod:`lib.mechanisms.registry` lists and registers them all, in
+  one order, and importing :mod:`lib` imports it;
 * :mod:`lib.models`: naive Bayes, Bayesian networks, mixed naive Bayes and
   logistic regression, each taking mechanism objects;
 * :mod:`lib.theory`: what the chapters check (audits, the utility bound, the
@@ -31,13 +32,10 @@ from lib.mechanisms.dirichlet.divergence import kl_divergence, renyi_divergence_
 from lib.mechanisms.dirichlet.moments import expected_kl_loss, output_bias, output_mean, output_raw_moment, output_variance
 from lib.mechanisms.dirichlet.calibration import Calibration, calibrate, rdp_epsilon
 from lib.mechanisms.dirichlet.mechanism import DirichletMechanism
-import lib.mechanisms.gohari.mechanism  # registers "gohari" after "dirichlet"
 from lib.models.naive_bayes import PrivateNaiveBayes
 from lib.privacy.neighbours import all_neighbours, random_neighbours
 from lib.mechanisms.posterior_sampling import ConcentratedPosterior, DiffusedPosterior
-import lib.mechanisms.hellinger  # registers the smoothed-Hellinger family after the posterior samplers
-import lib.mechanisms.bounded_moments  # registers the mean-and-deviation mechanisms of mixed naive Bayes
-import lib.mechanisms.logistic_posterior  # registers the logistic-regression samplers
+import lib.mechanisms.registry  # every mechanism class, registered in the order of its list MECHANISMS
 from lib.mechanisms.dirichlet.special import log_multivariate_beta, tetragamma, trigamma, trigamma_bounds, trigamma_series
 
 __all__ = [

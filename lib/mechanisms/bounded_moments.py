@@ -99,7 +99,7 @@ import numpy as np
 
 from lib import validation
 from lib.mechanisms import smooth_sensitivity as ss
-from lib.mechanisms.protocol import Mechanism, NotPrivate, PureDP, register
+from lib.mechanisms.protocol import Mechanism, NotPrivate, PureDP
 
 #: The noise distributions of a release.
 NOISES = ("cauchy", "laplace", "none")
@@ -454,8 +454,3 @@ def _cached(cache, key, compute, length):
         raise ValueError(f"cache entry {key[0]!r} for this sample is not a valid sensitivity profile "
                          f"(a finite non-negative array of length {length}); pass a fresh cache")
     return value
-
-
-for _cls in (ZafaraniClifton, VaidyaLaplace, BunSteinke, SampleMoments):
-    register(_cls)
-del _cls

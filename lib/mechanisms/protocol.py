@@ -43,10 +43,11 @@ its releases, or the statement the calibration proves for them jointly).
 :meth:`Mechanism.log_release_tables` releases all the tables of a model at once
 (a loop by default; the Dirichlet and noise mechanisms override it).
 
-Names exist only at the edge: the registry (:func:`register`, :func:`get`,
-:func:`names`) maps a command-line name to its class, so a new mechanism is one
-class with a ``name`` and one :func:`register` call, and every grid, figure and
-command picks it up.
+Names exist only at the edge: the registry (:func:`get`, :func:`names`) maps a
+command-line name to its class. Every class is listed once, in order, in
+:data:`lib.mechanisms.registry.MECHANISMS`, which registers them (importing a
+family registers nothing), so a new mechanism is one class with a ``name`` and
+one entry in that list, and every grid, figure and command picks it up.
 """
 
 from __future__ import annotations
@@ -480,7 +481,11 @@ _REGISTRY: dict[str, type] = {}
 
 
 def register(cls):
-    """Add a :class:`Mechanism` subclass to the registry under ``cls.name`` (usable as a decorator)."""
+    """Add a :class:`Mechanism` subclass to the registry under ``cls.name`` (usable as a decorator).
+
+    Called for every class of :data:`lib.mechanisms.registry.MECHANISMS`, in its order, and by
+    tests that add a toy mechanism after them.
+    """
     if not (isinstance(cls, type) and issubclass(cls, Mechanism)) or not cls.name:
         raise ValueError(f"only Mechanism subclasses with a name can be registered; got {cls!r}")
     _REGISTRY[cls.name] = cls
@@ -503,7 +508,8 @@ def get(name) -> type:
 
 
 def names(*, notion=None, output=None) -> tuple:
-    """Registered names, in registration order; with ``notion`` (a guarantee type), those whose class meets it.
+    """Registered names, in the order of :data:`lib.mechanisms.registry.MECHANISMS` (then any added later);
+    with ``notion`` (a guarantee type), those whose class meets it.
 
     With ``output`` ("distribution", "moments" or "weights"), only the classes whose releases are of that kind.
 

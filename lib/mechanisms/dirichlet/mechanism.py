@@ -28,8 +28,7 @@ from lib.mechanisms.dirichlet.calibration import calibrate
 from lib.mechanisms.dirichlet.curve import calibrate_exact, exact_curve
 from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
 from lib.privacy.neighbours import all_neighbours
-from lib.mechanisms.protocol import (L2_SQ, LINF, ApproximateDP, Guarantee, Mechanism, ModelCalibration, NotPrivate, RenyiDP,
-                                     register)
+from lib.mechanisms.protocol import (L2_SQ, LINF, ApproximateDP, Guarantee, Mechanism, ModelCalibration, NotPrivate, RenyiDP)
 
 
 class DirichletMechanism(Mechanism):
@@ -393,7 +392,6 @@ def _log_space_dirichlet(a, rng):
     return y
 
 
-register(DirichletMechanism)
 
 
 class ExactCurveDirichlet(DirichletMechanism):
@@ -423,6 +421,3 @@ class ExactCurveDirichlet(DirichletMechanism):
         params = {"lam": exact.lam, "r": mech.r, "alpha": mech.alpha, "epsilon_rdp": exact.epsilon,
                   "paper_epsilon_rdp": exact.paper_epsilon, "epsilon_hat_met": exact.epsilon_hat}
         return ModelCalibration(cls.name, True, (mech,) * spec.n_releases, params, target)
-
-
-register(ExactCurveDirichlet)

@@ -20,7 +20,7 @@ from lib import validation
 from lib.mechanisms.dirichlet.mechanism import DirichletMechanism
 from lib.mechanisms.gohari.guarantee import gohari_calibrate
 from lib.mechanisms.gohari.batch import gohari_calibrate_many
-from lib.mechanisms.protocol import ApproximateDP, ModelCalibration, register
+from lib.mechanisms.protocol import ApproximateDP, ModelCalibration
 
 #: Order of Gohari et al.'s release, :math:`\alpha = 1 + 4(\lambda - 1) r` (the author's value).
 GOHARI_LAM = 5.0
@@ -267,6 +267,3 @@ class GohariMechanism(DirichletMechanism):
                 except ValueError:
                     pass
         return [cls._calibrate_approximate(t, spec, cache) for t in targets]
-
-
-register(GohariMechanism)

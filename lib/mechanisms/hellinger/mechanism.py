@@ -15,7 +15,7 @@ import numpy as np
 
 from lib import validation
 from lib.mechanisms.noise import analytic_gaussian_sigma
-from lib.mechanisms.protocol import ApproximateDP, Mechanism, ModelCalibration, PureDP, ReleaseSpec, register
+from lib.mechanisms.protocol import ApproximateDP, Mechanism, ModelCalibration, PureDP, ReleaseSpec
 from lib.mechanisms.hellinger.sensitivity import candidates, geometry_for, hellinger_matrix, hellinger_rows_beta_unchecked, hellinger_rows_unchecked, local_sensitivity, local_sensitivity_beta_unchecked, log_pmf, MAX_CANDIDATES, n_candidates, neighbour_index, posteriors, prior_vector, public_total_counts, smooth_sensitivity, smooth_sensitivity_beta, smoothing_parameter
 
 
@@ -429,9 +429,3 @@ class CountGaussian(_CountNoise):
             raise ValueError(f"the {cls.name!r} mechanism meets an (epsilon, delta) target on two cells; "
                              f"got {target!r} on {prior.size}")
         return cls(target.epsilon, target.delta, n, prior)
-
-
-register(SmoothedHellinger)
-register(HellingerExponential)
-register(CountLaplace)
-register(CountGaussian)

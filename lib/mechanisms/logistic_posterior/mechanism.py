@@ -17,7 +17,7 @@ from typing import ClassVar
 import numpy as np
 
 from lib import validation
-from lib.mechanisms.protocol import Mechanism, NotPrivate, PureDP, RenyiDP, ZeroConcentratedDP, get, register
+from lib.mechanisms.protocol import Mechanism, NotPrivate, PureDP, RenyiDP, ZeroConcentratedDP, get
 from lib.privacy.accounting import rdp_to_dp
 from lib.mechanisms.logistic_posterior.sampling import sample, Settings
 
@@ -484,6 +484,3 @@ class LogisticPosterior(LogisticSampler):
 
 #: The samplers of Figure 3, in its order.
 SAMPLERS = (ConcentratedLogistic, DiffuseLogistic, OPSLogistic, LogisticPosterior)
-for _cls in SAMPLERS:
-    register(_cls)
-del _cls

@@ -17,8 +17,7 @@ from lib import validation
 from lib.mechanisms.batching import batchable, log_views, normalise_rows, release_buffer
 from lib.mechanisms.noise.calibration import analytic_gaussian_delta, analytic_gaussian_sigma, classical_gaussian_sigma
 from lib.mechanisms.protocol import (L1, L2_SQ, ApproximateDP, Mechanism, ModelCalibration, PureDP, RenyiDP,
-                                     ZeroConcentratedDP, register)
-from lib.mechanisms.noise.estimates import SmoothedEstimate, Uniform
+                                     ZeroConcentratedDP)
 from lib.mechanisms.noise.renyi import gaussian_rdp_curve, laplace_rdp_curve, laplace_scale
 
 
@@ -442,10 +441,3 @@ class ClassicalGaussianMechanism(GaussianMechanism):
             return ModelCalibration(cls.name, False, (), dict(params, reason=reason))
         mech = cls.from_sigma(sigma, floor=cls.clip_floor)
         return ModelCalibration(cls.name, True, (mech,) * spec.n_releases, params, target)
-
-
-register(GaussianMechanism)
-register(LaplaceMechanism)
-register(ClassicalGaussianMechanism)
-register(SmoothedEstimate)
-register(Uniform)

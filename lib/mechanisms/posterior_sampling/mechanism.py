@@ -18,7 +18,7 @@ import numpy as np
 from lib import validation
 from lib.mechanisms.batching import batchable, log_views, release_buffer
 from lib.privacy.accounting import dp_to_rdp, min_order
-from lib.mechanisms.protocol import Mechanism, ModelCalibration, NotPrivate, ReleaseSpec, RenyiDP, register
+from lib.mechanisms.protocol import Mechanism, ModelCalibration, NotPrivate, ReleaseSpec, RenyiDP
 from lib.mechanisms.posterior_sampling.analysis import Candidates, CandidateStack, checked_setting, DEFAULT_PRIOR, evaluate_candidates, evaluate_stacked, MAX_CANDIDATE_CELLS, refuse_nan, worst_case
 
 
@@ -694,8 +694,3 @@ class TruePosterior(_PosteriorSampler):
             raise ValueError(f"the true posterior is ({lam:g}, {spent:.6g})-RDP (at lam = {lam:g}), above "
                              f"epsilon = {epsilon:g}")
         return cls(cls.prior, lam=lam, epsilon=epsilon, rows=rows, n_total=n_total, d=d)
-
-
-register(DiffusedPosterior)
-register(ConcentratedPosterior)
-register(TruePosterior)
