@@ -433,6 +433,7 @@ API_PAGES = {
         "and the protocol they all follow."), [
         ("The mechanism protocol", "lib.mechanisms", _PROTOCOL),
         (None, "lib.mechanisms.protocol", ""),
+        (None, "lib.mechanisms.registry", "Every mechanism class, in one list:"),
         (None, "lib.mechanisms.batching", "The batching kernel three families share to release a model's tables at once:"),
         ("The Dirichlet mechanism (Algorithm 1)", "lib.mechanisms.dirichlet",
          "Lines 1-2 of Algorithm 1 (`calibrate`, also importable as `lib.calibrate`), the "
