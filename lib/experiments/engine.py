@@ -86,6 +86,12 @@ class Prepared:
         Original label values, in code order.
     parents : tuple of tuple of int
         A network's parents of each node (indices into ``attributes``); empty otherwise.
+    Z_train, Z_test : ndarray of float, shape (n, J), or None
+        Raw numerical attributes (mixed naive Bayes), beside the codes of ``X``.
+    bounds : ndarray, shape (J, 2), or None
+        Their public ranges.
+    numerical : tuple of str
+        Their names.
     """
 
     dataset: str
@@ -99,6 +105,10 @@ class Prepared:
     attributes: tuple
     classes: tuple = ()
     parents: tuple = ()
+    Z_train: np.ndarray | None = None
+    Z_test: np.ndarray | None = None
+    bounds: np.ndarray | None = None
+    numerical: tuple = ()
 
 
 def prepared(data, dataset: str = "data", seed: int | None = None) -> Prepared:
@@ -337,8 +347,8 @@ def _seed(seed):
     return validation.integer(seed, "seed", 0)
 
 
-def evaluate(task, mechanism, budgets, n_repeats, *, target=RDP_TARGET, seed=defaults.DEFAULT_SEED,
-             dataset=None, cache=None):
+def evaluate(task, mechanism, budgets, n_repeats, *, target=None, seed=defaults.DEFAULT_SEED,
+             dataset=None, cache=None, options=None):
     """Scores of one mechanism on one task over a grid of budgets, ``n_repeats`` releases each.
 
     All budgets are calibrated in one call (:func:`calibrate_many`: the
@@ -357,15 +367,19 @@ def evaluate(task, mechanism, budgets, n_repeats, *, target=RDP_TARGET, seed=def
         The levels of the whole model's target: :math:`\\varepsilon` (Rényi DP) or
         :math:`\\hat\\varepsilon` (approximate DP).
     n_repeats : int
-    target : RenyiDP or ApproximateDP, default :data:`RDP_TARGET`
+    target : RenyiDP or ApproximateDP, optional
         Each budget replaces its level (``target.with_level``); its order or
-        :math:`\\delta` is kept.
+        :math:`\\delta` is kept. Default :data:`RDP_TARGET`; None for a task
+        whose mechanisms fix their own guarantee (mixed naive Bayes).
     seed : int
         Root of every cell's :func:`cell_seed`, >= 0.
     dataset : str, optional
         Name of the data (a seed key and a column); default the prepared data's.
     cache : dict, optional
         Memo of the calibrations (:func:`calibrate_many`).
+    options : dict, optional
+        Keyword arguments of a task with its own release loop (mixed naive
+        Bayes: ``max_distance``, ``allocation``, ...); none for the others.
 
     Returns
     -------
@@ -381,7 +395,14 @@ def evaluate(task, mechanism, budgets, n_repeats, *, target=RDP_TARGET, seed=def
         mechanism cannot meet its type, a budget is not positive or ``seed``
         is not a non-negative whole number.
     """
+    if hasattr(task, "evaluate"):   # a task with its own release loop and seeds (e.g. mixed naive Bayes)
+        return task.evaluate(mechanism, budgets, n_repeats, target=target, seed=_seed(seed),
+                             dataset=task.data.dataset if dataset is None else dataset, cache=cache,
+                             **({} if options is None else dict(options)))
+    if options:
+        raise ValueError(f"options are for a task with its own release loop; the {task.name} task takes none")
     cls = get(mechanism)
+    target = RDP_TARGET if target is None else target
     lay = layout(target)
     budgets = _budgets(budgets, lay.budget + "s")
     n_repeats = validation.integer(n_repeats, "n_repeats")
@@ -450,8 +471,8 @@ def _names(values, name, allowed=None):
     return values
 
 
-def run(task, mechanisms, budgets, *, target=RDP_TARGET, datasets=None, data=None, splits=None, n_repeats=10,
-        seed=defaults.DEFAULT_SEED, cache=None, binning=None, progress=None):
+def run(task, mechanisms, budgets, *, target=None, datasets=None, data=None, splits=None, n_repeats=10,
+        seed=defaults.DEFAULT_SEED, cache=None, binning=None, options=None, progress=None):
     """The grid of one task: every split x dataset x mechanism x budget x repeat, as one tidy frame.
 
     Parameters
@@ -462,8 +483,9 @@ def run(task, mechanisms, budgets, *, target=RDP_TARGET, datasets=None, data=Non
         Distinct, at least one.
     budgets : array_like
         See :func:`evaluate`.
-    target : RenyiDP or ApproximateDP, default :data:`RDP_TARGET`
-        The target whose level each budget replaces (see :func:`evaluate`).
+    target : RenyiDP or ApproximateDP, optional
+        The target whose level each budget replaces (see :func:`evaluate`);
+        default :data:`RDP_TARGET` (None for a task whose mechanisms fix their guarantee).
     datasets : sequence of str, optional
         Default: the keys of ``data``, else the task's datasets.
     data : mapping of str to prepared data, optional
@@ -479,6 +501,8 @@ def run(task, mechanisms, budgets, *, target=RDP_TARGET, datasets=None, data=Non
         each (mechanism, budget) is calibrated once for all of them.
     binning : {"public", "quantile"}, optional
         The task's preprocessing (default its own, the public one).
+    options : dict, optional
+        See :func:`evaluate`.
     progress : bool, optional
         Show a tqdm progress bar; default only when stderr is a terminal.
 
@@ -489,7 +513,9 @@ def run(task, mechanisms, budgets, *, target=RDP_TARGET, datasets=None, data=Non
         ``dataset`` when ``splits`` is given).
     """
     task_cls = task_class(task)
-    layout(target)
+    if not hasattr(task_cls, "evaluate"):   # a task with its own loop checks its target itself
+        target = RDP_TARGET if target is None else target
+        layout(target)
     seed = _seed(seed)
     classes = [get(m) for m in _names(mechanisms, "mechanisms")]
     if data is not None:
@@ -515,13 +541,13 @@ def run(task, mechanisms, budgets, *, target=RDP_TARGET, datasets=None, data=Non
     cache = {} if cache is None else cache
     frames, current = [], {}
     jobs = [(s, name, cls) for s in split_seeds for name in datasets for cls in classes]
-    for s, name, cls in _progress(jobs, progress, f"{task_cls.name} {type(target).__name__} grid"):
+    for s, name, cls in _progress(jobs, progress, f"{task_cls.name} grid"):
         if current.get("key") != (s, name):
             prep = (prepared(data[name], name) if data is not None
                     else task_cls.prepare(name, s, **({} if binning is None else {"binning": binning})))
             current = {"key": (s, name), "task": task_cls(prep)}
         frame = evaluate(current["task"], cls, budgets, n_repeats, target=target, seed=seed + s - SEED,
-                         dataset=name, cache=cache)
+                         dataset=name, cache=cache, options=options)
         if splits is not None:
             frame.insert(1, "split", s)
         frames.append(frame)

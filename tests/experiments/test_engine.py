@@ -85,6 +85,7 @@ def test_prepared_is_one_type_for_both_tasks():
 def test_one_table_of_figure_defaults():
     from lib.experiments import cli
 
+    assert {task for task, _ in defaults.FIGURES} <= set(REGISTRY)
     for (task, notion), fig in defaults.FIGURES.items():
         assert task in REGISTRY and notion in engine.NOTIONS
         b = engine.budgets(task, notion)
@@ -164,3 +165,54 @@ def test_a_shared_cache_gives_the_same_frame():
     b = engine.run("naive-bayes", ["dirichlet", "gohari"], [0.5, 1.0], target=DP_TARGET, datasets=["Thyroid"],
                    n_repeats=2, cache=cache)
     pd.testing.assert_frame_equal(a, b)
+
+
+# ------------------------------------------------------------------ the mixed naive-Bayes task
+
+MIXED_OLD = Path(__file__).parent / "data" / "mixed_old_path.csv"
+MIXED_CV_OLD = Path(__file__).parent / "data" / "mixed_cv_old_path.csv"
+
+
+def test_mixed_task_frames_equal_the_old_evaluate():
+    """The engine's mixed naive-Bayes frames equal the former lib.experiments.mixed.evaluate's (commit 2770786).
+
+    The old path drew split s's releases from ``default_rng(s - 1)``, as chapter 14 does; the
+    engine's split s runs with root seed ``seed + s - 1``, here with seed 0.
+    """
+    old = pd.read_csv(MIXED_OLD)
+    new = pd.concat([engine.run("mixed-naive-bayes", [m], [0.5, 2.0], target=None, datasets=[name], splits=[1, 2],
+                                n_repeats=3, seed=0, options={"max_distance": 1000})
+                     for name in ("GermanCredit", "Thyroid") for m in ("zc", "vaidya", "sample_moments")])
+    new = new.sort_values(["dataset", "split", "model", "epsilon", "repeat"], kind="stable")
+    old = old.sort_values(["dataset", "split", "model", "epsilon", "repeat"], kind="stable")
+    assert len(new) == len(old) == 72
+    for col in ("dataset", "split", "model", "epsilon", "repeat"):
+        assert new[col].tolist() == old[col].tolist()
+    for metric in ("accuracy", "cross_entropy"):
+        np.testing.assert_allclose(new[metric], old[metric], rtol=1e-12, atol=0)
+
+
+def test_mixed_cross_validation_equals_the_old_one():
+    from lib.experiments.tasks.mixed_naive_bayes import cross_validate, mixed_data
+
+    old = pd.read_csv(MIXED_CV_OLD)
+    new = cross_validate(mixed_data("GermanCredit"), {"zc": {"method": "zc"}, "v": {"method": "vaidya"},
+                                                      "np": {"method": "sample_moments"}},
+                         [1.0], n_folds=3, n_repeats=1, n_draws=2, seed=0)
+    pd.testing.assert_frame_equal(new[["variant", "repeat", "fold", "draw"]], old[["variant", "repeat", "fold", "draw"]])
+    np.testing.assert_array_equal(new.epsilon.isna(), old.epsilon.isna())
+    for metric in ("accuracy", "cross_entropy"):
+        np.testing.assert_allclose(new[metric], old[metric], rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"target": RDP_TARGET}, "target must be None"),
+    ({"mechanisms": ["dirichlet"]}, "cannot score the 'dirichlet' mechanism"),
+    ({"binning": "quantile"}, "binning must be 'public'"),
+])
+def test_mixed_task_refuses_what_it_cannot_run(kwargs, match):
+    args = {"mechanisms": ["zc"], "target": None}
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        engine.run("mixed-naive-bayes", args.pop("mechanisms"), [1.0], datasets=["GermanCredit"], n_repeats=1,
+                   **args)

@@ -520,6 +520,7 @@ API_PAGES = {
         ("The tasks of the engine", "lib.experiments.tasks", ""),
         (None, "lib.experiments.tasks.naive_bayes", ""),
         (None, "lib.experiments.tasks.bayesian_network", ""),
+        (None, "lib.experiments.tasks.mixed_naive_bayes", ""),
         ("The figures' defaults", "lib.experiments.defaults", ""),
         ("The former grid module", "lib.experiments.grid", ""),
         (None, "lib.experiments.analysis", ""),
