@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lib.experiments.verdicts import combined_verdict, share_sign_test, split_means
+from lib.experiments.verdicts import combined_verdict, share_sign_test, split_means, z_against
 
 
 def test_share_sign_test_against_binomial_sum():
@@ -55,3 +55,18 @@ def test_combined_verdict():
         combined_verdict([])
     with pytest.raises(ValueError, match="verdicts"):
         combined_verdict(["maybe"])
+
+
+def test_z_against_by_hand():
+    x = np.array([0.20, 0.25, 0.22, 0.30, 0.27])
+    v = z_against(x, 0.2)
+    se = math.sqrt(sum((xi - x.mean()) ** 2 for xi in x) / 4) / math.sqrt(5)
+    z = (x.mean() - 0.2) / se
+    assert math.isclose(v.statistic, z, rel_tol=1e-12) and math.isclose(v.se, se, rel_tol=1e-12)
+    assert math.isclose(v.p_value, math.erfc(abs(z) / math.sqrt(2)), rel_tol=1e-12)  # 2 * (1 - Phi(|z|))
+    assert v.verdict == ("higher" if v.p_value < 0.05 else "no difference") and v.over == "releases"
+    assert z_against([0.1, 0.1], 0.1).statistic == 0.0
+    with pytest.raises(ValueError, match="x"):
+        z_against([0.1], 0.0)
+    with pytest.raises(ValueError, match="value"):
+        z_against([0.1, 0.2], np.nan)
