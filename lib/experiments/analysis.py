@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from lib import validation
 from lib.experiments import verdicts
 
 #: The scores a grid can hold, in the column order of :func:`summarise`.
@@ -29,7 +30,14 @@ def summarise(results: pd.DataFrame) -> pd.DataFrame:
     An ``attained`` column is kept: a cell whose target was not attained has
     NaN statistics.
     """
+    if not isinstance(results, pd.DataFrame):
+        raise validation.ArgumentTypeError(f"results must be a pandas DataFrame of a grid; got {type(results).__name__}")
     x = "epsilon_hat" if "epsilon_hat" in results.columns else "epsilon"
+    missing = [c for c in ("dataset", "model", x) if c not in results.columns]
+    scores = [m for m in METRICS if m in results.columns]
+    if missing or not scores:
+        raise ValueError(f"results must have the columns dataset, model, epsilon (or epsilon_hat) and at least one "
+                         f"score of {METRICS}; missing {missing + ([] if scores else ['a score'])}")
     spec = {"attained": ("attained", "all")} if "attained" in results.columns else {}
     for metric in METRICS:
         if metric in results.columns:

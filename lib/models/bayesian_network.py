@@ -90,8 +90,20 @@ def topological_order(parents):
     --------
     >>> topological_order([(1,), (), (0, 1)])
     [1, 0, 2]
+
+    Raises
+    ------
+    TypeError
+        If ``parents`` is not a sequence of sequences of whole-number node indices.
     """
-    parents = [tuple(ps) for ps in parents]
+    if isinstance(parents, (str, bytes)) or not isinstance(parents, (list, tuple, np.ndarray)):
+        raise validation.ArgumentTypeError(f"parents must be a sequence with one sequence of parent indices per "
+                                           f"node; got {type(parents).__name__}")
+    try:
+        parents = [tuple(validation.integer(p, "parents", 0) for p in ps) for ps in parents]
+    except TypeError:
+        raise validation.ArgumentTypeError("parents must hold one sequence of whole-number node indices per "
+                                           "node") from None
     waiting = [len(set(ps)) for ps in parents]
     children = [[] for _ in parents]
     for k, ps in enumerate(parents):

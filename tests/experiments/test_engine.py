@@ -216,3 +216,26 @@ def test_mixed_task_refuses_what_it_cannot_run(kwargs, match):
     with pytest.raises(ValueError, match=match):
         engine.run("mixed-naive-bayes", args.pop("mechanisms"), [1.0], datasets=["GermanCredit"], n_repeats=1,
                    **args)
+
+
+@pytest.mark.parametrize("frame, match", [
+    (pd.DataFrame(), "missing"),
+    (pd.DataFrame({"dataset": ["a"], "model": ["m"], "epsilon": [1.0]}), "a score"),
+    (pd.DataFrame({"dataset": ["a"], "epsilon": [1.0], "accuracy": [0.5]}), r"missing \['model'\]"),
+    (pd.DataFrame({"model": ["m"], "epsilon_hat": [1.0], "accuracy": [0.5]}), r"missing \['dataset'\]"),
+    ([1, 2], "must be a pandas DataFrame"),
+])
+def test_summarise_refuses_a_frame_without_its_columns(frame, match):
+    from lib.experiments.analysis import summarise
+
+    with pytest.raises(ValueError, match=match):
+        summarise(frame)
+
+
+@pytest.mark.parametrize("parents", [None, "ab", 3, [None], [(1.5,)], [("a",)], [(True,)]])
+def test_topological_order_refuses_what_is_not_a_graph(parents):
+    from lib.models.bayesian_network import topological_order
+
+    with pytest.raises(TypeError, match="parents"):
+        topological_order(parents)
+    assert topological_order([(1,), (), (0, 1)]) == [1, 0, 2]
