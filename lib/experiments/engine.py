@@ -541,7 +541,8 @@ def run(task, mechanisms, budgets, *, target=None, datasets=None, data=None, spl
     cache = {} if cache is None else cache
     frames, current = [], {}
     jobs = [(s, name, cls) for s in split_seeds for name in datasets for cls in classes]
-    for s, name, cls in _progress(jobs, progress, f"{task_cls.name} grid"):
+    desc = f"{task_cls.name} {type(target).__name__} grid" if target is not None else f"{task_cls.name} grid"
+    for s, name, cls in _progress(jobs, progress, desc):
         if current.get("key") != (s, name):
             prep = (prepared(data[name], name) if data is not None
                     else task_cls.prepare(name, s, **({} if binning is None else {"binning": binning})))
