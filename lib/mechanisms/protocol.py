@@ -83,25 +83,80 @@ CALIBRATIONS = {
 # ----------------------------------------------------------------------------- a model's releases
 
 
-class ReleaseSpec(NamedTuple):
-    """The public shape of a model's releases.
+#: Largest number of records :math:`N` a spec states: every count below it is an exact double.
+N_TOTAL_MAX = 2**53
+
+
+class _Shapes(NamedTuple):
+    shapes: tuple
+    n_total: int
+    priors: tuple = ()
+
+
+class ReleaseSpec(_Shapes):
+    """The public shape of a model's releases, checked when it is made.
 
     Attributes
     ----------
     shapes : tuple of (int, int)
         ``(rows, d)`` of each release, in release order: a table of ``rows``
         vectors of length ``d``, every vector released independently (a class
-        count vector is one row).
+        count vector is one row). At least one release; ``rows >= 1`` and
+        ``d >= 2`` (a distribution over fewer than two categories releases
+        nothing), both integers.
     n_total : int
-        The number of records :math:`N` (public, as in the paper).
+        The number of records :math:`N` (public, as in the paper), an integer
+        in :math:`[1, 2^{53}]`.
     priors : tuple of int, default ()
         Indices of the releases that are a class prior (a naive Bayes model's
-        class counts); a non-private estimate leaves them unsmoothed.
+        class counts), distinct, in ``[0, m - 1]``; a non-private estimate
+        leaves them unsmoothed.
+
+    Raises
+    ------
+    ValueError
+        If a field is out of its range; a
+        :class:`lib.validation.ArgumentTypeError` (a TypeError that is also a
+        ValueError) if it is not of its type (a float ``d``, a string ``n_total``,
+        ``shapes`` that is not a sequence of pairs). Every message names the
+        field (``spec.shapes[k]``, ``spec.n_total``, ``spec.priors``).
+
+    Examples
+    --------
+    >>> ReleaseSpec(((1, 2), [3, 4]), 100)
+    ReleaseSpec(shapes=((1, 2), (3, 4)), n_total=100, priors=())
+    >>> ReleaseSpec(((1, 1),), 100)
+    Traceback (most recent call last):
+    ...
+    ValueError: spec.shapes[0] d must be an integer in [2, inf); got 1
     """
 
-    shapes: tuple
-    n_total: int
-    priors: tuple = ()
+    __slots__ = ()
+
+    def __new__(cls, shapes, n_total, priors=()):
+        if isinstance(shapes, (str, bytes)) or not isinstance(shapes, (tuple, list)):
+            raise validation.ArgumentTypeError(f"spec.shapes must be a sequence of (rows, d) pairs; got "
+                                               f"{type(shapes).__name__} {shapes!r:.60}")
+        if not shapes:
+            raise ValueError("spec.shapes must hold at least one (rows, d) pair; got none")
+        checked = []
+        for k, shape in enumerate(shapes):
+            if isinstance(shape, (str, bytes)) or not isinstance(shape, (tuple, list)) or len(shape) != 2:
+                raise validation.ArgumentTypeError(f"spec.shapes[{k}] must be a pair (rows, d); got {shape!r:.60}")
+            checked.append((validation.integer(shape[0], f"spec.shapes[{k}] rows"),
+                            validation.integer(shape[1], f"spec.shapes[{k}] d", 2)))
+        n_total = validation.integer(n_total, "spec.n_total", 1, N_TOTAL_MAX)
+        if isinstance(priors, (str, bytes)) or not isinstance(priors, (tuple, list)):
+            raise validation.ArgumentTypeError(f"spec.priors must be a sequence of release indices; got "
+                                               f"{type(priors).__name__} {priors!r:.60}")
+        priors = tuple(validation.integer(i, "spec.priors", 0, len(checked) - 1) for i in priors)
+        if len(set(priors)) != len(priors):
+            raise ValueError(f"spec.priors must list distinct releases; got {priors}")
+        return super().__new__(cls, tuple(checked), n_total, priors)
+
+    def _replace(self, **changes):
+        """A spec with some fields changed, checked as when it is made."""
+        return type(self)(**{**self._asdict(), **changes})
 
     @classmethod
     def of(cls, tables, n_total):
@@ -112,7 +167,7 @@ class ReleaseSpec(NamedTuple):
             if t.ndim not in (1, 2) or t.shape[-1] < 2:
                 raise ValueError(f"every table must have shape (d,) or (rows, d) with d >= 2; got {t.shape}")
             shapes.append((1, t.shape[0]) if t.ndim == 1 else (t.shape[0], t.shape[1]))
-        return cls(tuple(shapes), int(validation.integer(n_total, "n_total")))
+        return cls(tuple(shapes), n_total)
 
     @property
     def n_releases(self) -> int:
@@ -123,6 +178,15 @@ class ReleaseSpec(NamedTuple):
     def domain_sizes(self) -> tuple:
         """The vector length :math:`d_i` of each release."""
         return tuple(d for _, d in self.shapes)
+
+
+def checked_spec(spec) -> ReleaseSpec:
+    """``spec`` if it is a :class:`ReleaseSpec` (checked when it was made); else a TypeError naming ``spec``."""
+    if not isinstance(spec, ReleaseSpec):
+        raise validation.ArgumentTypeError(
+            f"spec must be a lib.mechanisms.protocol.ReleaseSpec (e.g. ReleaseSpec.of(tables, n_total)); got "
+            f"{type(spec).__name__} {spec!r:.60}")
+    return spec
 
 
 class ModelCalibration(NamedTuple):
@@ -286,7 +350,7 @@ class Mechanism:
         (RenyiDP(lam=5.0, epsilon=0.5), RenyiDP(lam=5.0, epsilon=1.0))
         """
         one, _ = cls._hooks(target)
-        return cls._stated(getattr(cls, one)(target, spec, cache))
+        return cls._stated(getattr(cls, one)(target, checked_spec(spec), cache))
 
     @classmethod
     def calibrate_many(cls, targets, spec: ReleaseSpec, *, cache=None) -> list:
@@ -310,6 +374,7 @@ class Mechanism:
         if len(kinds) != 1:
             raise ValueError(f"targets must all be of one type; got {sorted(k.__name__ for k in kinds)}")
         one, many = cls._hooks(targets[0])
+        spec = checked_spec(spec)
         if hasattr(cls, many):  # a search run for all targets together
             calibrations = getattr(cls, many)(targets, spec, cache)
         else:

@@ -63,7 +63,8 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from lib import validation
-from lib.privacy.guarantees import ApproximateDP, Guarantee, NotPrivate, PureDP, RenyiDP, ZeroConcentratedDP
+from lib.privacy.guarantees import (MAX_RELEASES, ApproximateDP, Guarantee, NotPrivate, PureDP, RenyiDP,
+                                    ZeroConcentratedDP)
 
 #: The orders of every accountant unless it is given its own: :math:`\\lambda - 1` from
 #: :math:`10^{-3}` to :math:`10^{4}`, 200 points per decade (a step of about 1.2 % in
@@ -143,7 +144,9 @@ def renyi_curve(guarantee: Guarantee) -> Callable:
         For an :class:`~lib.privacy.guarantees.ApproximateDP` (no Renyi curve
         follows from it), a guarantee of another type (a model's own notion,
         such as mixed naive Bayes' label-kept DP), or anything that is not a
-        guarantee.
+        guarantee; and, from the returned function, where a
+        :class:`~lib.privacy.guarantees.RenyiDP`'s curve gives a level that is
+        NaN or negative (a level is finite or :math:`+\\infty` and non-negative).
 
     Notes
     -----
@@ -169,7 +172,14 @@ def renyi_curve(guarantee: Guarantee) -> Callable:
             below = np.where(orders <= lam, eps, np.inf)
             if curve is None:
                 return below
-            return np.minimum(_evaluate(curve, orders), below)
+            values = _evaluate(curve, orders)
+            bad = np.isnan(values) | (values < 0)
+            if bad.any():
+                i = np.flatnonzero(bad.ravel())[0]
+                raise ValueError(f"the curve of {guarantee!r} must give a level in [0, inf] (finite or +inf, "
+                                 f"non-negative) at every order; got {float(values.ravel()[i])!r} at order "
+                                 f"{orders.ravel()[i]:g}")
+            return np.minimum(values, below)
 
         return stated
     if isinstance(guarantee, ZeroConcentratedDP):
@@ -225,8 +235,16 @@ class Budget(NamedTuple):
 
 
 def _count(count):
-    if isinstance(count, (bool, np.bool_)) or not float(count).is_integer() or int(count) < 1:
-        raise ValueError(f"count must be an integer >= 1; got {count!r}")
+    """``count`` as an int in ``[1, MAX_RELEASES]``: an integer, or a float equal to one (else an error naming it)."""
+    allowed = f"count must be an integer in [1, {MAX_RELEASES}]"
+    if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer, float, np.floating)):
+        raise validation.ArgumentTypeError(f"{allowed}; got {type(count).__name__} {count!r:.60}")
+    if isinstance(count, (float, np.floating)):
+        if not (math.isfinite(count) and float(count).is_integer()):
+            raise ValueError(f"{allowed}; got {count!r}")
+        count = int(count)
+    if not 1 <= count <= MAX_RELEASES:
+        raise ValueError(f"{allowed}; got {count!r:.60}")
     return int(count)
 
 

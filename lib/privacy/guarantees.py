@@ -54,9 +54,14 @@ def _level(value, name, *, zero_ok=True):
     return validation.scalar((validation.nonnegative if zero_ok else validation.positive)(value, name), name)
 
 
+#: Largest number of releases a budget is split into or composed over: every count up to it is an
+#: exact double, so a level divided or multiplied by it is computed without overflow of the count.
+MAX_RELEASES = 2**53
+
+
 def _split_count(m):
-    """``m``, the number of releases, an integer >= 1 (else an error naming ``m``)."""
-    return validation.integer(m, "m")
+    """``m``, the number of releases, an integer in ``[1, MAX_RELEASES]`` (else an error naming ``m``)."""
+    return validation.integer(m, "m", 1, MAX_RELEASES)
 
 
 class Guarantee:
@@ -100,12 +105,15 @@ class RenyiDP(Guarantee):
     curve : callable, optional
         :math:`\\lambda' \\mapsto \\varepsilon(\\lambda')` at every order where the
         mechanism has one (Gaussian, Laplace); None where the guarantee is proved
-        at the calibrated order only. Not part of equality.
+        at the calibrated order only. Not part of equality. Its values must be
+        finite or :math:`+\\infty` and non-negative: the accountant checks them
+        where it converts (:func:`lib.privacy.accountant.renyi_curve`).
 
     Raises
     ------
     ValueError
-        If ``lam`` is not in :math:`(1, \\infty)` or ``epsilon`` not in :math:`[0, \\infty)`.
+        If ``lam`` is not in :math:`(1, \\infty)` or ``epsilon`` not in :math:`[0, \\infty)`;
+        a :class:`lib.validation.ArgumentTypeError` if ``curve`` is neither None nor callable.
 
     Notes
     -----
@@ -120,6 +128,10 @@ class RenyiDP(Guarantee):
     def __post_init__(self):
         object.__setattr__(self, "lam", validation.scalar(validation.order(self.lam, "lam", strict=True), "lam"))
         object.__setattr__(self, "epsilon", _level(self.epsilon, "epsilon"))
+        if self.curve is not None and not callable(self.curve):
+            raise validation.ArgumentTypeError(f"curve must be a function of the order (orders -> levels in "
+                                               f"[0, inf]) or None; got {type(self.curve).__name__} "
+                                               f"{self.curve!r:.60}")
 
     def split(self, m) -> "RenyiDP":
         # the curve of one release is not the curve of the whole divided by m; drop it

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from lib.mechanisms.noise import (ClassicalGaussianMechanism, GaussianMechanism, LaplaceMechanism, SmoothedEstimate,
-                           Uniform, laplace_rdp)
+                           Uniform)
 from lib.experiments import run
 from lib.experiments.cli import main
 from lib.mechanisms.dirichlet.mechanism import DirichletMechanism, ExactCurveDirichlet
@@ -30,7 +30,8 @@ SPEC = ReleaseSpec(((1, 2), (3, 4), (3, 4)), 500, (0,))
 def test_registry_names_and_lookup():
     assert set(REGISTERED) <= set(names())
     for name in set(names()) - set(REGISTERED):  # other modules' mechanisms, none from the core
-        assert get(name).name == name and get(name).__module__ not in ("lib.mechanisms.dirichlet.mechanism", "lib.mechanisms.noise")
+        assert get(name).name == name and get(name).__module__ not in (
+            "lib.mechanisms.dirichlet.mechanism", "lib.mechanisms.noise.mechanism", "lib.mechanisms.noise.estimates")
     for name, cls in REGISTERED.items():
         assert get(name) is cls and cls.name == name and cls.label
         assert get(cls) is cls  # a class passes through
@@ -143,7 +144,7 @@ def test_a_class_without_calibrations_refuses():
     with pytest.raises(TypeError, match="must define release"):
         Bare().release(np.ones(2))
     with pytest.raises(TypeError, match="must define guarantee"):
-        Bare().guarantee
+        _ = Bare().guarantee
     for name in ("gohari", "gaussian_classical"):
         with pytest.raises(ValueError, match="cannot meet a RenyiDP target; it meets ApproximateDP"):
             get(name).calibrate(RenyiDP(5.0, 1.0), SPEC)
@@ -159,6 +160,74 @@ def test_release_spec():
             ReleaseSpec.of(bad, 10)
     with pytest.raises(ValueError, match="n_total"):
         ReleaseSpec.of([np.ones(2)], 0)
+
+
+#: Issue 41, release specs: the inputs it names (d = 1, d = 2.5, zero rows, n_total -5 and NaN, an empty
+#: spec) and their neighbours, each refused where the spec is made, with the field it names.
+HOSTILE_SPECS = {
+    "d = 1": ((((1, 1),), 100), ValueError, r"spec.shapes\[0\] d must be an integer in \[2, inf\); got 1"),
+    "d = 0": ((((1, 0),), 100), ValueError, r"spec.shapes\[0\] d must be an integer in \[2"),
+    "d = 2.5": ((((1, 2.5),), 100), TypeError, r"spec.shapes\[0\] d must be an integer .* float 2.5"),
+    "d = 2.0": ((((1, 2.0),), 100), TypeError, r"spec.shapes\[0\] d must be an integer"),
+    "d = True": ((((1, True),), 100), TypeError, r"spec.shapes\[0\] d must be an integer"),
+    "d = '3'": ((((1, "3"),), 100), TypeError, r"spec.shapes\[0\] d must be an integer"),
+    "zero rows": ((((0, 3),), 100), ValueError, r"spec.shapes\[0\] rows must be an integer in \[1, inf\); got 0"),
+    "negative rows": ((((2, 3), (-1, 3)), 100), ValueError, r"spec.shapes\[1\] rows must be an integer in \[1"),
+    "rows = 1.5": ((((1.5, 3),), 100), TypeError, r"spec.shapes\[0\] rows must be an integer"),
+    "n_total -5": ((((1, 2),), -5), ValueError, r"spec.n_total must be an integer in \[1, 9007199254740992\]; got -5"),
+    "n_total 0": ((((1, 2),), 0), ValueError, r"spec.n_total must be an integer in \[1"),
+    "n_total NaN": ((((1, 2),), float("nan")), TypeError, r"spec.n_total must be an integer .* float nan"),
+    "n_total inf": ((((1, 2),), float("inf")), TypeError, r"spec.n_total must be an integer"),
+    "n_total 100.0": ((((1, 2),), 100.0), TypeError, r"spec.n_total must be an integer"),
+    "n_total 10**400": ((((1, 2),), 10**400), ValueError, r"spec.n_total must be an integer in \[1, 9007199254740992\]"),
+    "n_total None": ((((1, 2),), None), TypeError, r"spec.n_total must be an integer"),
+    "empty spec": (((), 100), ValueError, r"spec.shapes must hold at least one \(rows, d\) pair"),
+    "shapes None": ((None, 100), TypeError, r"spec.shapes must be a sequence of \(rows, d\) pairs; got NoneType"),
+    "shapes string": (("12", 100), TypeError, r"spec.shapes must be a sequence"),
+    "shapes array": ((np.array([[1, 2]]), 100), TypeError, r"spec.shapes must be a sequence"),
+    "a triple": ((((1, 2, 3),), 100), TypeError, r"spec.shapes\[0\] must be a pair \(rows, d\)"),
+    "a bare d": (((2,), 100), TypeError, r"spec.shapes\[0\] must be a pair \(rows, d\)"),
+    "prior out of range": ((((1, 2),), 10, (1,)), ValueError, r"spec.priors must be an integer in \[0, 0\]; got 1"),
+    "negative prior": ((((1, 2), (2, 2)), 10, (-1,)), ValueError, r"spec.priors must be an integer in \[0, 1\]"),
+    "repeated prior": ((((1, 2), (2, 2)), 10, (0, 0)), ValueError, r"spec.priors must list distinct releases"),
+    "priors an int": ((((1, 2),), 10, 0), TypeError, r"spec.priors must be a sequence of release indices"),
+}
+
+
+@pytest.mark.parametrize("case", HOSTILE_SPECS)
+def test_a_release_spec_is_checked_where_it_is_made(case):
+    args, error, match = HOSTILE_SPECS[case]
+    with pytest.raises(error, match=match):
+        ReleaseSpec(*args)
+    if error is TypeError:  # an ArgumentTypeError, also a ValueError
+        with pytest.raises(ValueError):
+            ReleaseSpec(*args)
+
+
+@pytest.mark.parametrize("args", [(((1, 2),), 1), (((1, 2),), 2**53), ([[5, 7], (1, 2)], np.int64(9), [1]),
+                                  ((((np.int64(3), np.int32(4)),)), 10)])
+def test_the_neighbours_of_hostile_specs_are_accepted_and_normalised(args):
+    spec = ReleaseSpec(*args)
+    assert all(type(rows) is int and type(d) is int for rows, d in spec.shapes)
+    assert type(spec.n_total) is int and isinstance(spec.shapes, tuple) and isinstance(spec.priors, tuple)
+    assert spec._replace() == spec
+    with pytest.raises(ValueError, match=r"spec.shapes\[0\] d must be"):
+        spec._replace(shapes=((1, 1),))
+
+
+TARGETS = {RenyiDP: RenyiDP(5.0, 1.0), ApproximateDP: ApproximateDP(1.0, 1e-5), PureDP: PureDP(1.0),
+           ZeroConcentratedDP: ZeroConcentratedDP(0.5), NotPrivate: NotPrivate()}
+
+
+@pytest.mark.parametrize("not_a_spec", [None, [((1, 2),), 100], (((1, 2),), 100), {"shapes": ((1, 2),)}, "spec"])
+@pytest.mark.parametrize("name", [n for n in names() if get(n).notions])
+def test_every_calibration_refuses_what_is_not_a_spec(name, not_a_spec):
+    cls = get(name)
+    target = TARGETS[cls.notions[0]]
+    with pytest.raises(TypeError, match=r"spec must be a lib.mechanisms.protocol.ReleaseSpec"):
+        cls.calibrate(target, not_a_spec)
+    with pytest.raises(TypeError, match=r"spec must be a lib.mechanisms.protocol.ReleaseSpec"):
+        cls.calibrate_many([target], not_a_spec)
 
 
 # ----------------------------------------------------------------------------- guarantees

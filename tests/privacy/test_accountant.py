@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -162,3 +163,69 @@ def test_default_orders():
     curve = DirichletCurve(1.0, 0.001)      # finite below order 1.001 only
     acc = Accountant(orders=[2.0, 3.0]).add(RenyiDP(1.0005, float(curve(1.0005)), curve=curve))
     assert acc.epsilon(DELTA).order == 1.0005    # the stated order is accounted at
+
+
+# ----------------------------------------------------------------------------- issue 41: hostile input
+
+def _level_curve(value):
+    """A curve that gives ``value`` at every order (arrays in, arrays out)."""
+    return lambda orders: np.full(np.shape(orders), value)
+
+
+#: Issue 41, guarantees and the accountant: a count or split of 10**400 (an OverflowError before), a curve
+#: that is negative or NaN (eps-hat = 0 before), and their neighbours. Each ends in an error naming the argument
+#: and its range, or in the correct result (``None``: accepted).
+HOSTILE_ACCOUNTING = {
+    "split 10**400": (lambda: RenyiDP(5.0, 1.0).split(10**400), ValueError, r"m must be an integer in \[1, 9007199254740992\]"),
+    "pure split 10**400": (lambda: PureDP(1.0).split(10**400), ValueError, r"m must be an integer in \[1, 9007"),
+    "approximate split 10**400": (lambda: ApproximateDP(1.0, 1e-5).split(10**400), ValueError, r"m must be an integer"),
+    "zcdp split 10**400": (lambda: ZeroConcentratedDP(0.5).split(10**400), ValueError, r"m must be an integer"),
+    "split 2**53 + 1": (lambda: RenyiDP(5.0, 1.0).split(2**53 + 1), ValueError, r"m must be an integer in \[1, 9007"),
+    "split 2**53": (lambda: RenyiDP(5.0, 1.0).split(2**53), None, None),
+    "split 0": (lambda: RenyiDP(5.0, 1.0).split(0), ValueError, r"m must be an integer in \[1"),
+    "split 2.0": (lambda: RenyiDP(5.0, 1.0).split(2.0), TypeError, r"m must be an integer"),
+    "split True": (lambda: PureDP(1.0).split(True), TypeError, r"m must be an integer"),
+    "count 10**400": (lambda: Accountant().add(RenyiDP(5.0, 1.0), count=10**400), ValueError,
+                      r"count must be an integer in \[1, 9007199254740992\]"),
+    "count 2**53 + 1": (lambda: Accountant().add(PureDP(1.0), count=2**53 + 1), ValueError, r"count must be an integer"),
+    "count 2**53": (lambda: Accountant().add(PureDP(1.0), count=2**53), None, None),
+    "count 1e400": (lambda: Accountant().add(RenyiDP(5.0, 1.0), count=float("inf")), ValueError,
+                    r"count must be an integer in \[1, 9007199254740992\]; got inf"),
+    "count NaN": (lambda: Accountant().add(RenyiDP(5.0, 1.0), count=float("nan")), ValueError, r"count must be an integer"),
+    "count 2.5": (lambda: Accountant().add(RenyiDP(5.0, 1.0), count=2.5), ValueError, r"count must be an integer"),
+    "count 0": (lambda: Accountant().add(RenyiDP(5.0, 1.0), count=0), ValueError, r"count must be an integer in \[1"),
+    "count '3'": (lambda: Accountant().add(RenyiDP(5.0, 1.0), count="3"), TypeError, r"count must be an integer .* str"),
+    "count True": (lambda: Accountant().add(RenyiDP(5.0, 1.0), count=True), TypeError, r"count must be an integer"),
+    "count None": (lambda: Accountant().add(RenyiDP(5.0, 1.0), count=None), TypeError, r"count must be an integer"),
+    "count 3.0": (lambda: Accountant().add(RenyiDP(5.0, 1.0), count=3.0), None, None),
+    "negative curve": (lambda: Accountant().add(RenyiDP(5.0, 1.0, curve=_level_curve(-1.0))).epsilon(DELTA),
+                       ValueError, r"the curve of RenyiDP\(lam=5.0, epsilon=1.0\) must give a level in \[0, inf\] "
+                                   r"\(finite or \+inf, non-negative\) at every order; got -1.0 at order"),
+    "NaN curve": (lambda: Accountant().add(RenyiDP(5.0, 1.0, curve=_level_curve(np.nan))).epsilon(DELTA),
+                  ValueError, r"must give a level in \[0, inf\].*got nan"),
+    "-inf curve": (lambda: Accountant().add(RenyiDP(5.0, 1.0, curve=_level_curve(-np.inf))).curve([2.0]),
+                   ValueError, r"must give a level in \[0, inf\].*got -inf"),
+    "curve negative at one order": (
+        lambda: renyi_curve(RenyiDP(5.0, 1.0, curve=lambda lam: 1.0 - np.asarray(lam) / 4))([2.0, 3.0, 8.0]),
+        ValueError, r"got -1.0 at order 8"),
+    "curve not callable": (lambda: RenyiDP(5.0, 1.0, curve=3.0), TypeError,
+                           r"curve must be a function of the order .* or None; got float 3.0"),
+    "+inf curve": (lambda: Accountant().add(RenyiDP(5.0, 1.0, curve=_level_curve(np.inf))).epsilon(DELTA), None, None),
+    "zero curve": (lambda: renyi_curve(RenyiDP(5.0, 1.0, curve=_level_curve(0.0)))([2.0]), None, None),
+    "release_guarantee with a negative curve": (
+        lambda: release_guarantee([SimpleNamespace(guarantee=RenyiDP(5.0, 1.0, curve=_level_curve(-2.0)))], DELTA),
+        ValueError,
+        r"must give a level in \[0, inf\]"),
+}
+
+
+@pytest.mark.parametrize("case", HOSTILE_ACCOUNTING)
+def test_hostile_counts_splits_and_curves_end_in_a_named_error_or_a_result(case):
+    call, error, match = HOSTILE_ACCOUNTING[case]
+    if error is None:
+        out = call()
+        if isinstance(out, Spent):  # an infinite curve above the stated order: eq. (14) at the order itself
+            assert out.epsilon == pytest.approx(rdp_to_dp(1.0, 5.0, DELTA), rel=1e-12) and out.order == 5.0
+        return
+    with pytest.raises(error, match=match):
+        call()

@@ -97,14 +97,32 @@ def rdp_epsilon(r, lam, l2_sq=2.0, linf=1.0, *, g_factor=3.0, count_floor=0.0):
     -------
     ndarray or float
         :math:`\\varepsilon = \\tfrac12\\lambda r^2\\Delta_2^2\\,\\psi'(1 + g(r) + r b)`.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of its range, or the level overflows or
+        underflows double precision (``r`` near 1e154 or above, or near
+        1e-154 or below, at a small order): never ``inf`` or 0.
     """
-    r, _, _, _, k, c = _line1_constants(r, "r", lam, l2_sq, linf, g_factor, count_floor)
-    with np.errstate(over="ignore", under="ignore"):
-        out = np.asarray(k * r**2 * trigamma_unchecked(1 + c * r))
-        # r**2 underflows (or overflows) below 1e-154 (above 1e154): the same product in logs.
-        extreme = (r < 1e-150) | (r > 1e150)
+    r, lam, _, _, k, c = _line1_constants(r, "r", lam, l2_sq, linf, g_factor, count_floor)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        x = 1 + c * r
+        out = np.asarray(k * r**2 * trigamma_unchecked(x))
+        # r**2 underflows (or overflows) below 1e-154 (above 1e154), and c r may overflow: the same
+        # product in logs, with psi'(x) = 1/x to double precision where x = 1 + c r is beyond the range
+        extreme = (r < 1e-150) | (r > 1e150) | ~np.isfinite(x)
         if np.any(extreme):
-            out[extreme] = np.exp(np.log(k) + 2 * np.log(r) + np.log(trigamma_unchecked(1 + c * r)))[extreme]
+            with np.errstate(divide="ignore"):
+                log_t = np.where(np.isfinite(x), np.log(trigamma_unchecked(np.where(np.isfinite(x), x, 1.0))),
+                                 -(np.log(c) + np.log(r)))
+            out[extreme] = np.exp(np.log(k) + 2 * np.log(r) + log_t)[extreme]
+    bad = ~np.isfinite(out) | (out <= 0)  # a positive r has a finite positive level: only its rounding fails
+    if np.any(bad):
+        i = int(np.argmax(bad))
+        how = "overflows double precision (above 1.8e308): lower" if not np.isfinite(np.ravel(out)[i]) else \
+            "underflows double precision (below 1e-308): raise"
+        raise ValueError(f"the RDP level at r = {np.ravel(r)[i]:g}, lam = {np.ravel(lam)[i]:g} {how} r")
     return out[()]
 
 

@@ -193,6 +193,12 @@ BAD_CALLS = [
     (lambda: calibrate(1e4, 3.0, l2_sq=1e-150, linf=1e150), "beyond double precision"),
     (lambda: rdp_epsilon(0.0, 2.0), r"r must be in \(0, inf\)"),
     (lambda: rdp_epsilon(1.0, 0.9), r"lam must be in \[1, inf\)"),
+    # issue 41: a level beyond the double range is an error, never inf (nor 0 below it)
+    (lambda: rdp_epsilon(1e200, 1.0), r"the RDP level at r = 1e\+200, lam = 1 overflows double precision"),
+    (lambda: rdp_epsilon(1e155, 1.0), "overflows double precision"),
+    (lambda: rdp_epsilon([1.0, 1e200], [2.0, 1.0]), r"at r = 1e\+200, lam = 1 overflows"),
+    (lambda: rdp_epsilon(1e-200, 1.0), r"the RDP level at r = 1e-200, lam = 1 underflows double precision"),
+    (lambda: rdp_epsilon(np.inf, 2.0), "r must be finite"),
     (lambda: DirichletMechanism(0.0, 2.0), r"epsilon must be in \(0, inf\)"),
     (lambda: DirichletMechanism([1.0, 2.0], 2.0), "epsilon must be a scalar"),
     (lambda: DirichletMechanism(1.0, 0.0), r"lam must be in \[1, inf\)"),
@@ -225,3 +231,14 @@ def test_from_concentration():
         DirichletMechanism.from_concentration(0.0, 1.0)
     with pytest.raises(ValueError, match="alpha must be finite"):
         DirichletMechanism.from_concentration(1.0, np.nan)
+
+
+@pytest.mark.parametrize("r, lam, want", [
+    (1e154, 1.0, 1.6449340668482264e308),    # the largest levels still in range: r^2 psi'(1), psi'(1) = pi^2/6
+    (1e-150, 1.0, 1.6449340668482264e-300),  # and the smallest
+    (1e200, 1e300, 1e200 / 3),               # c r overflows: K r^2 psi'(1 + c r) = K r / c = r / 3 here
+    (1e10, 1e300, 1e10 / 3),
+])
+def test_rdp_epsilon_near_the_double_range(r, lam, want):
+    """The neighbours of issue 41's rdp_epsilon(1e200, 1.0): finite levels, correct to rounding (0 and NaN before)."""
+    assert float(rdp_epsilon(r, lam)) == pytest.approx(want, rel=1e-12)
