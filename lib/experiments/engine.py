@@ -16,6 +16,10 @@ API summary
   ``prepare(dataset, seed, binning)`` (classmethod: a :class:`Prepared`),
   ``Task(prepared)`` with ``spec``, ``release(calibration, n_draws, rng)``,
   ``score(batches)`` (metric -> array) and ``supports(mechanism class)``.
+  A task whose releases follow their own scheme instead defines
+  ``evaluate(mechanism, budgets, n_repeats, *, target, seed, dataset, cache, **options)``
+  (mixed naive Bayes) or ``evaluate_many(mechanisms, ...)`` for all mechanisms
+  at once (logistic regression, whose samplers share draws).
 * :func:`task_class` ``(name)``: the registered task (:data:`lib.experiments.tasks.REGISTRY`,
   an explicit dict, order-free); :func:`task_names`.
 * :class:`Prepared`: the arrays of one split and their public metadata;
@@ -92,6 +96,8 @@ class Prepared:
         Their public ranges.
     numerical : tuple of str
         Their names.
+    c : float or None
+        The public bound on a row's norm of a design matrix (logistic regression).
     """
 
     dataset: str
@@ -109,6 +115,7 @@ class Prepared:
     Z_test: np.ndarray | None = None
     bounds: np.ndarray | None = None
     numerical: tuple = ()
+    c: float | None = None
 
 
 def prepared(data, dataset: str = "data", seed: int | None = None) -> Prepared:
@@ -513,7 +520,8 @@ def run(task, mechanisms, budgets, *, target=None, datasets=None, data=None, spl
         ``dataset`` when ``splits`` is given).
     """
     task_cls = task_class(task)
-    if not hasattr(task_cls, "evaluate"):   # a task with its own loop checks its target itself
+    own_loop = hasattr(task_cls, "evaluate") or hasattr(task_cls, "evaluate_many")
+    if not own_loop:   # a task with its own loop checks its target itself
         target = RDP_TARGET if target is None else target
         layout(target)
     seed = _seed(seed)
@@ -540,15 +548,20 @@ def run(task, mechanisms, budgets, *, target=None, datasets=None, data=None, spl
             raise ValueError(f"mechanisms: the {task_cls.name} task cannot score the {cls.name!r} mechanism")
     cache = {} if cache is None else cache
     frames, current = [], {}
-    jobs = [(s, name, cls) for s in split_seeds for name in datasets for cls in classes]
+    joint = hasattr(task_cls, "evaluate_many")   # all mechanisms in one call (shared draws)
+    jobs = [(s, name, cls) for s in split_seeds for name in datasets for cls in ([None] if joint else classes)]
     desc = f"{task_cls.name} {type(target).__name__} grid" if target is not None else f"{task_cls.name} grid"
     for s, name, cls in _progress(jobs, progress, desc):
         if current.get("key") != (s, name):
             prep = (prepared(data[name], name) if data is not None
                     else task_cls.prepare(name, s, **({} if binning is None else {"binning": binning})))
             current = {"key": (s, name), "task": task_cls(prep)}
-        frame = evaluate(current["task"], cls, budgets, n_repeats, target=target, seed=seed + s - SEED,
-                         dataset=name, cache=cache, options=options)
+        if joint:
+            frame = current["task"].evaluate_many(classes, budgets, n_repeats, target=target, seed=seed + s - SEED,
+                                                  dataset=name, cache=cache, **({} if options is None else options))
+        else:
+            frame = evaluate(current["task"], cls, budgets, n_repeats, target=target, seed=seed + s - SEED,
+                             dataset=name, cache=cache, options=options)
         if splits is not None:
             frame.insert(1, "split", s)
         frames.append(frame)

@@ -239,3 +239,42 @@ def test_topological_order_refuses_what_is_not_a_graph(parents):
     with pytest.raises(TypeError, match="parents"):
         topological_order(parents)
     assert topological_order([(1,), (), (0, 1)]) == [1, 0, 2]
+
+
+# ------------------------------------------------------------------ the logistic-regression task
+
+LOGISTIC_OLD = Path(__file__).parent / "data" / "logistic_old_path.csv"
+
+
+def test_logistic_task_frames_equal_the_old_run_splits():
+    """The engine's logistic-regression frames equal the former glm.run_splits's (commit ac0dfe2).
+
+    The old path sampled split k (the k-th of [1, 2]) with seed ``11 + k``; the engine's split s
+    runs with ``seed + s - 1``: the same seeds.
+    """
+    from lib.mechanisms.logistic_posterior import SAMPLERS
+
+    old = pd.read_csv(LOGISTIC_OLD)
+    new = engine.run("logistic-regression", SAMPLERS, [0.5, 5.0], target=None, datasets=["Digit"], splits=[1, 2],
+                     n_repeats=3, seed=11, options={"lams": [2.0, 10.0], "n_sweeps": 2})
+    assert list(new.columns) == ["dataset", "split"] + [c for c in old.columns if c not in ("dataset", "split")]
+    new = new[list(old.columns)]
+    for col in ("dataset", "split", "method", "lam", "epsilon", "repeat"):
+        assert new[col].tolist() == old[col].tolist()
+    for col in ("beta", "rho", "radius", "error", "cross_entropy", "acceptance"):
+        np.testing.assert_allclose(new[col], old[col], rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"target": RDP_TARGET}, "target must be None"),
+    ({"options": {}}, "options must give lams"),
+    ({"mechanisms": ["dirichlet"]}, "cannot score the 'dirichlet' mechanism"),
+    ({"datasets": ["Thyroid"]}, "dataset must be one of"),
+])
+def test_logistic_task_refuses_what_it_cannot_run(kwargs, match):
+    from lib.mechanisms.logistic_posterior import SAMPLERS
+
+    args = {"mechanisms": list(SAMPLERS)[:1], "target": None, "datasets": ["Digit"], "options": {"lams": [2.0]}}
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        engine.run("logistic-regression", args.pop("mechanisms"), [1.0], n_repeats=2, **args)

@@ -521,6 +521,7 @@ API_PAGES = {
         (None, "lib.experiments.tasks.naive_bayes", ""),
         (None, "lib.experiments.tasks.bayesian_network", ""),
         (None, "lib.experiments.tasks.mixed_naive_bayes", ""),
+        (None, "lib.experiments.tasks.logistic_regression", ""),
         ("The figures' defaults", "lib.experiments.defaults", ""),
         ("The former grid module", "lib.experiments.grid", ""),
         (None, "lib.experiments.analysis", ""),

@@ -6,14 +6,18 @@ registers nothing else and the order of imports does not matter.
 * :mod:`~lib.experiments.tasks.naive_bayes`: private naive Bayes (Section 5.1), ``"naive-bayes"``;
 * :mod:`~lib.experiments.tasks.bayesian_network`: private Bayesian networks (Section 5.2), ``"bayesian-network"``;
 * :mod:`~lib.experiments.tasks.mixed_naive_bayes`: mixed naive Bayes with raw numerical attributes
-  (chapter 13), ``"mixed-naive-bayes"``.
+  (chapter 13), ``"mixed-naive-bayes"``;
+* :mod:`~lib.experiments.tasks.logistic_regression`: posterior sampling for logistic regression
+  (chapter 11), ``"logistic-regression"``.
 """
 
 from lib.experiments.tasks.bayesian_network import BayesianNetwork
+from lib.experiments.tasks.logistic_regression import LogisticRegression
 from lib.experiments.tasks.mixed_naive_bayes import MixedNaiveBayes
 from lib.experiments.tasks.naive_bayes import NaiveBayes
 
 #: Task name -> task class.
-REGISTRY = {"naive-bayes": NaiveBayes, "bayesian-network": BayesianNetwork, "mixed-naive-bayes": MixedNaiveBayes}
+REGISTRY = {"naive-bayes": NaiveBayes, "bayesian-network": BayesianNetwork, "mixed-naive-bayes": MixedNaiveBayes,
+            "logistic-regression": LogisticRegression}
 
-__all__ = ["BayesianNetwork", "MixedNaiveBayes", "NaiveBayes", "REGISTRY"]
+__all__ = ["BayesianNetwork", "LogisticRegression", "MixedNaiveBayes", "NaiveBayes", "REGISTRY"]
