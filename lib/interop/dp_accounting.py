@@ -74,7 +74,7 @@ from lib.mechanisms.noise import GaussianMechanism, LaplaceMechanism, laplace_rd
 from lib.privacy.accountant import renyi_curve
 from lib.privacy.guarantees import ApproximateDP, Guarantee, RenyiDP
 
-__all__ = ["DirichletDpEvent", "NO_CURVE", "RdpAccountant", "RenyiCurveDpEvent", "dp_event", "gaussian_event"]
+__all__ = ["DirichletDpEvent", "RdpAccountant", "RenyiCurveDpEvent", "dp_event", "gaussian_event"]
 
 #: Why an RDP accountant cannot take an (epsilon, delta)-only guarantee (said where it is refused).
 NO_CURVE = ("an (epsilon, delta)-DP guarantee states no Renyi curve, and an RDP accountant composes curves "

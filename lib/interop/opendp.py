@@ -69,8 +69,7 @@ from lib import validation
 from lib.privacy.accountant import DEFAULT_ORDERS, Accountant, Spent, renyi_curve
 from lib.privacy.guarantees import Guarantee, RenyiDP
 
-__all__ = ["COARSE_STEP", "CURVE_CACHE", "make_histogram_measurement", "make_renyi_measurement", "opendp_epsilon",
-           "records"]
+__all__ = ["make_histogram_measurement", "make_renyi_measurement", "opendp_epsilon", "records"]
 
 #: Each release's curve, order by order: ``{guarantee: {order: value}}`` for hashable guarantees (a
 #: release's curve is a function of its guarantee), at most :data:`CACHE_SIZE` guarantees, least

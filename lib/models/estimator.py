@@ -39,16 +39,16 @@ class ClassifierProtocol:
     _estimator_type = "classifier"
 
     @classmethod
-    def _get_param_names(cls):
+    def _get_param_names(cls) -> list[str]:
         signature = inspect.signature(cls.__init__)
         return sorted(p.name for p in signature.parameters.values()
                       if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL))
 
-    def get_params(self, deep=True):
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The ``__init__`` parameters, ``{name: value}`` (``deep`` is accepted for scikit-learn)."""
         return {name: getattr(self, name) for name in self._get_param_names()}
 
-    def set_params(self, **params):
+    def set_params(self, **params: Any) -> "ClassifierProtocol":
         """Set ``__init__`` parameters by name; returns ``self``. An unknown name is a ValueError."""
         valid = self._get_param_names()
         for name, value in params.items():
@@ -58,7 +58,7 @@ class ClassifierProtocol:
             setattr(self, name, value)
         return self
 
-    def score(self, X, y, sample_weight=None):
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Mean accuracy of :meth:`predict` on ``(X, y)`` (weighted by ``sample_weight`` if given)."""
         y = np.asarray(y)
         hits = np.asarray(self.predict(X) == y, dtype=float)
@@ -71,7 +71,7 @@ class ClassifierProtocol:
             raise ValueError("sample_weight must be finite, non-negative, not all 0, one per row of X")
         return float(np.average(hits, weights=w))
 
-    def __sklearn_is_fitted__(self):
+    def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "classes_")
 
     #: scikit-learn checks (``check_estimator``) this estimator is known to fail, and why. Pass it as

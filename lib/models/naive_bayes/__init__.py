@@ -33,11 +33,8 @@ each importable from here:
   (:func:`log_proba`, :func:`scores`, :func:`cross_entropy`, :func:`accuracy`).
 """
 
-from lib.models.naive_bayes.binning import PublicBins, PublicCodes
-from lib.models.naive_bayes.classifier import PrivateNaiveBayes
-from lib.models.naive_bayes.domain import MAX_CELLS
-from lib.models.naive_bayes.model import count, log_releases, model_spec, release_parameters, releases_of
-from lib.models.naive_bayes.scoring import accuracy, cross_entropy, log_proba, scores
-
-__all__ = ["MAX_CELLS", "PrivateNaiveBayes", "PublicBins", "PublicCodes", "accuracy", "count", "cross_entropy",
-           "log_proba", "log_releases", "model_spec", "release_parameters", "releases_of", "scores"]
+from lib.models.naive_bayes.binning import PublicBins, PublicCodes  # noqa: F401
+from lib.models.naive_bayes.classifier import PrivateNaiveBayes  # noqa: F401
+from lib.models.naive_bayes.domain import MAX_CELLS  # noqa: F401
+from lib.models.naive_bayes.model import count, log_releases, model_spec, release_parameters, releases_of  # noqa: F401
+from lib.models.naive_bayes.scoring import accuracy, cross_entropy, log_proba, scores  # noqa: F401
