@@ -64,14 +64,12 @@ def test_worst_renyi_is_the_largest_pair_and_below_theorem_16():
     rng_a, rng_b = np.random.default_rng(16), np.random.default_rng(16)
     orders = np.array([2.0, 10.0])
     worst = worst_renyi(6, 0.2, orders, rng_a, n_pairs=5, half_width=20.0, n_grid=8001)
-    grid = np.linspace(-20, 20, 8001)
     by_pair = []
     for _ in range(5):
         (x, y), (x2, y2) = random_neighbours(6, rng_b)
         by_pair.append([_quad_renyi((x, y), (x2, y2), 0.2, 1.0, lam, -20, 20) for lam in orders])
     assert np.allclose(worst, np.max(by_pair, axis=0), rtol=1e-7)
     assert np.all(worst <= rdp_epsilon(orders, 6, 0.2) / 4)  # 1-d: gradient difference at most c
-    del grid
 
 
 def test_worst_log_ratio_against_pointwise_densities():
