@@ -278,3 +278,44 @@ def test_logistic_task_refuses_what_it_cannot_run(kwargs, match):
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         engine.run("logistic-regression", args.pop("mechanisms"), [1.0], n_repeats=2, **args)
+
+
+# ------------------------------------------------------------------ the histogram task
+
+HISTOGRAM_OLD = Path(__file__).parent / "data" / "histogram_old_path.csv"
+PRIVATE = ("dirichlet", "gohari", "gaussian", "laplace", "geumlek_diffused", "geumlek_concentrated")
+
+
+@pytest.mark.parametrize("attribute, seed, eps", [("income", 1, 1.0), ("native-country", 2, 1.0),
+                                                  ("income", 3, 0.1), ("native-country", 4, 10.0)])
+def test_histogram_task_frames_equal_chapter_14s(attribute, seed, eps):
+    """The engine's histogram frames equal those of chapter 14's histogram_task (commit 47ac17f).
+
+    The chapter keyed the k-th mechanism's releases by ``[seed, k]`` and the smoothed-Hellinger
+    mechanism (at d = 2 only) by ``[seed, 99]``; the task takes these keys.
+    """
+    old = pd.read_csv(HISTOGRAM_OLD).query("dataset == @attribute and epsilon_hat == @eps")
+    two = attribute == "income"
+    mechanisms = PRIVATE + (("smoothed_hellinger",) if two else ())
+    keys = list(range(len(PRIVATE))) + ([99] if two else [])
+    new = engine.run("histogram", mechanisms, [eps], target=DP_TARGET, datasets=["Adult"], n_repeats=50,
+                     seed=seed, options={"attribute": attribute, "keys": keys})
+    assert new.model.tolist() == old.model.replace({"hellinger": "smoothed_hellinger"}).tolist()
+    assert new.dataset.tolist() == old.dataset.tolist() and new.repeat.tolist() == old.repeat.tolist()
+    for metric in ("kl", "tv"):
+        np.testing.assert_allclose(new[metric], old[metric], rtol=1e-12, atol=0)
+
+
+def test_kl_tv_by_hand_and_histogram_refusals():
+    from lib.experiments.tasks.histogram import histogram_counts, kl_tv
+
+    kl, tv = kl_tv([0.5, 0.5, 0.0], [[0.25, 0.5, 0.25]])
+    assert kl[0] == pytest.approx(0.5 * np.log(2)) and tv[0] == pytest.approx(0.25)
+    prep = engine.task_class("histogram").prepare("GermanCredit", 1)
+    counts = histogram_counts(prep, "credit_risk")   # the label: the class counts
+    assert counts.sum() == len(prep.y_train)
+    with pytest.raises(ValueError, match="attribute must be a column"):
+        histogram_counts(prep, "no such column")
+    with pytest.raises(ValueError, match="keys must hold one seed key per mechanism"):
+        engine.run("histogram", ["dirichlet"], [1.0], target=DP_TARGET, datasets=["GermanCredit"], n_repeats=2,
+                   options={"attribute": prep.attributes[0], "keys": [1, 2]})

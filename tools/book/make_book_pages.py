@@ -529,6 +529,7 @@ API_PAGES = {
         (None, "lib.experiments.tasks.bayesian_network", ""),
         (None, "lib.experiments.tasks.mixed_naive_bayes", ""),
         (None, "lib.experiments.tasks.logistic_regression", ""),
+        (None, "lib.experiments.tasks.histogram", ""),
         ("The figures' defaults", "lib.experiments.defaults", ""),
         ("The former grid module", "lib.experiments.grid", ""),
         (None, "lib.experiments.analysis", ""),

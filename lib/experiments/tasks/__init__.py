@@ -8,16 +8,18 @@ registers nothing else and the order of imports does not matter.
 * :mod:`~lib.experiments.tasks.mixed_naive_bayes`: mixed naive Bayes with raw numerical attributes
   (chapter 13), ``"mixed-naive-bayes"``;
 * :mod:`~lib.experiments.tasks.logistic_regression`: posterior sampling for logistic regression
-  (chapter 11), ``"logistic-regression"``.
+  (chapter 11), ``"logistic-regression"``;
+* :mod:`~lib.experiments.tasks.histogram`: one attribute's histogram (chapter 14, Task 1), ``"histogram"``.
 """
 
 from lib.experiments.tasks.bayesian_network import BayesianNetwork
+from lib.experiments.tasks.histogram import Histogram
 from lib.experiments.tasks.logistic_regression import LogisticRegression
 from lib.experiments.tasks.mixed_naive_bayes import MixedNaiveBayes
 from lib.experiments.tasks.naive_bayes import NaiveBayes
 
 #: Task name -> task class.
 REGISTRY = {"naive-bayes": NaiveBayes, "bayesian-network": BayesianNetwork, "mixed-naive-bayes": MixedNaiveBayes,
-            "logistic-regression": LogisticRegression}
+            "logistic-regression": LogisticRegression, "histogram": Histogram}
 
-__all__ = ["BayesianNetwork", "LogisticRegression", "MixedNaiveBayes", "NaiveBayes", "REGISTRY"]
+__all__ = ["BayesianNetwork", "Histogram", "LogisticRegression", "MixedNaiveBayes", "NaiveBayes", "REGISTRY"]

@@ -1,0 +1,130 @@
+"""The histogram task (chapter 14, Task 1): one attribute's histogram released as a probability vector.
+
+The released vector :math:`y` is scored against the empirical distribution
+:math:`p` of the training rows by the KL divergence :math:`\\mathrm{KL}(p \\,\\|\\, y)`
+and the total-variation distance :math:`\\tfrac12\\lVert p - y\\rVert_1` (:func:`kl_tv`).
+Every mechanism is calibrated to the target at one budget for the one release of
+the histogram (``ReleaseSpec.of([counts], n)``). The releases of the ``k``-th
+mechanism draw from ``numpy.random.default_rng([seed, key_k])``, ``key_k`` its
+position in the list (or the ``keys`` given), as chapter 14 keyed them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from lib import validation
+from lib.mechanisms.protocol import ReleaseSpec, get
+from lib.privacy.guarantees import ApproximateDP
+from lib.experiments.data import label_column
+from lib.experiments.engine import Prepared, layout, prepared
+from lib.experiments.preprocessing import BINNING, prepare
+
+
+def kl_tv(p, y):
+    """KL divergence :math:`\\sum_i p_i \\log(p_i/y_i)` (terms with :math:`p_i = 0` are 0) and TV distance, per release.
+
+    Parameters
+    ----------
+    p : array_like, shape (d,)
+        The empirical distribution.
+    y : array_like, shape (..., d)
+        Released probability vectors.
+
+    Returns
+    -------
+    tuple of ndarray, shape (...)
+        KL and TV of every release.
+    """
+    y = np.asarray(y, dtype=float)
+    p = np.broadcast_to(np.asarray(p, dtype=float), y.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kl = np.where(p > 0, p * np.log(p / y), 0.0).sum(-1)
+    return kl, 0.5 * np.abs(p - y).sum(-1)
+
+
+def histogram_counts(data: Prepared, attribute: str, n_rows: int | None = None) -> np.ndarray:
+    """Counts of the first ``n_rows`` training rows of ``data`` over the public domain of ``attribute``.
+
+    ``attribute`` is a column of ``data`` or its label column (the class).
+    """
+    try:
+        label = label_column(data.dataset)
+    except ValueError:      # data prepared elsewhere, without a dataset name
+        label = None
+    if n_rows is not None:
+        n_rows = validation.integer(n_rows, "n_rows")
+    if attribute == label:
+        return np.bincount(data.y_train[:n_rows], minlength=data.n_classes)
+    if attribute not in data.attributes:
+        raise ValueError(f"attribute must be a column of {data.dataset} or its label {label!r}; got {attribute!r:.60}")
+    j = data.attributes.index(attribute)
+    return np.bincount(data.X_train[:n_rows, j], minlength=data.n_values[j])
+
+
+class Histogram:
+    """One histogram of a prepared split, released by each mechanism.
+
+    Parameters
+    ----------
+    data : lib.experiments.engine.Prepared or lib.experiments.preprocessing.Split
+    """
+
+    name = "histogram"
+    metrics = ("kl", "tv")
+    datasets = ("Adult",)
+
+    def __init__(self, data):
+        self.data = prepared(data, getattr(data, "dataset", "Adult"))
+
+    @classmethod
+    def prepare(cls, dataset: str, seed: int, binning: str = BINNING) -> Prepared:
+        """Dataset ``dataset`` split with ``seed`` and encoded (:func:`lib.experiments.preprocessing.prepare`)."""
+        return prepared(prepare(dataset, seed=seed, binning=binning), dataset, seed)
+
+    @staticmethod
+    def supports(cls) -> bool:
+        """Whether the engine can run ``cls`` on this task: a private mechanism that releases a distribution."""
+        return cls.output == "distribution" and cls.private
+
+    def evaluate_many(self, mechanisms, budgets, n_repeats, *, target=None, seed=0, dataset=None, cache=None,
+                      attribute, n_rows=None, keys=None):
+        """``n_repeats`` releases of the histogram of ``attribute`` by each mechanism at each budget.
+
+        Parameters
+        ----------
+        attribute : str
+            The attribute (or the label) whose histogram is released.
+        n_rows : int, optional
+            Only the first ``n_rows`` training rows (a subsample: the split is shuffled).
+        keys : sequence of int, optional
+            The seed key of each mechanism (default its position).
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``dataset`` (the attribute), ``model``, the budget column of ``target``'s layout
+            (``epsilon_hat`` for approximate DP), ``repeat``, ``kl``, ``tv``.
+        """
+        target = ApproximateDP(1.0, 1e-5) if target is None else target
+        budget = layout(target).budget
+        eps = np.atleast_1d(validation.positive(budgets, budget + "s")).astype(float)
+        n_repeats = validation.integer(n_repeats, "n_repeats")
+        classes = [get(m) for m in mechanisms]
+        keys = list(range(len(classes))) if keys is None else [validation.integer(k, "keys", 0) for k in keys]
+        if len(keys) != len(classes):
+            raise ValueError(f"keys must hold one seed key per mechanism ({len(classes)}); got {len(keys)}")
+        counts = histogram_counts(self.data, attribute, n_rows)
+        n = int(counts.sum())
+        p = counts / counts.sum()
+        spec = ReleaseSpec.of([counts], n)
+        frames = []
+        for e in eps:
+            for cls, key in zip(classes, keys):
+                mech = cls.calibrate(target.with_level(float(e)), spec, cache=cache).releases[0]
+                y = mech.release(np.broadcast_to(counts, (n_repeats, len(counts))), np.random.default_rng([seed, key]))
+                kl, tv = kl_tv(p, y)
+                frames.append(pd.DataFrame({"dataset": attribute, "model": cls.name, budget: e,
+                                            "repeat": np.arange(n_repeats), "kl": kl, "tv": tv}))
+        return pd.concat(frames, ignore_index=True)
