@@ -30,9 +30,9 @@ from collections import defaultdict
 
 import numpy as np
 
-from lib.experiments import run
-from lib.experiments import grid as G
+from lib.experiments import engine as E
 from lib.experiments.data import DATASETS
+from lib.experiments.defaults import BN_DATASETS, FIGURES
 from lib.experiments.networks import prepare_network
 from lib.experiments.preprocessing import prepare
 from lib.mechanisms.protocol import get
@@ -81,12 +81,12 @@ class Stages:
 def timed_grid(model, mechanisms, budgets, privacy, data):
     """One run of the grid: (total seconds, {stage: seconds}, CPU seconds)."""
     stages = Stages()
-    task_cls = G.task_class(model)
-    undo = [stages.wrap(G, "calibrate_many", "calibrate"), stages.wrap(task_cls, "release", "release"),
+    task_cls = E.task_class(model)
+    undo = [stages.wrap(E, "calibrate_many", "calibrate"), stages.wrap(task_cls, "release", "release"),
             stages.wrap(task_cls, "score", "score")]
     try:
         t, c = time.perf_counter(), time.process_time()
-        run(model, mechanisms, budgets, privacy=privacy, data=data)
+        E.run(model, mechanisms, budgets, target=privacy, data=data)
         return time.perf_counter() - t, dict(stages.seconds), time.process_time() - c
     finally:
         for f in undo:
@@ -110,15 +110,13 @@ def main(argv=None):
     args = p.parse_args(argv)
     wanted = args.grids.split(",")
     splits = {n: prepare(n) for n in DATASETS} if any(w.startswith("nb") for w in wanted) else {}
-    networks = {n: prepare_network(n) for n in G.BN_DATASETS} if any(w.startswith("bn") for w in wanted) else {}
-    grids = [
-        ("nb-rdp", "naive Bayes, RDP", "naive-bayes", G.NB_MODELS, G.DEFAULT_EPSILONS, G.RDP_TARGET, splits),
-        ("nb-dp", "naive Bayes, (eps_hat, delta)", "naive-bayes", G.NB_DP_MODELS, G.DP_NB_EPSILONS, G.DP_TARGET,
-         splits),
-        ("bn-rdp", "networks, RDP", "bayesian-network", G.BN_MODELS, G.DEFAULT_EPSILONS, G.RDP_TARGET, networks),
-        ("bn-dp", "networks, (eps_hat, delta)", "bayesian-network", G.BN_DP_MODELS, G.DP_BN_EPSILONS, G.DP_TARGET,
-         networks),
-    ]
+    networks = {n: prepare_network(n) for n in BN_DATASETS} if any(w.startswith("bn") for w in wanted) else {}
+    targets = {"rdp": E.RDP_TARGET, "dp": E.DP_TARGET}
+    labels = {"rdp": "RDP", "dp": "(eps_hat, delta)"}
+    grids = [(f"{'nb' if task == 'naive-bayes' else 'bn'}-{notion}",
+              f"{'naive Bayes' if task == 'naive-bayes' else 'networks'}, {labels[notion]}", task, fig.mechanisms,
+              E.budgets(task, notion), targets[notion], splits if task == "naive-bayes" else networks)
+             for (task, notion), fig in FIGURES.items()]
     rng = np.random.default_rng(0)
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
     print(f"{'grid':32s} {'grid s':>8s} {'draws s':>8s} {'ratio':>7s} {'cpu ratio':>9s}   {'calibrate':>9s} "
@@ -126,7 +124,7 @@ def main(argv=None):
     for key, label, model, mechanisms, budgets, privacy, data in grids:
         if key not in wanted:
             continue
-        task_cls = G.task_class(model)
+        task_cls = E.task_class(model)
         counts = {}
         for name in data:
             for method, n in variates(task_cls(data[name]), mechanisms, len(budgets), 10).items():
