@@ -120,6 +120,10 @@ def as_float(value, name: str) -> np.ndarray:
                 raise _type_error(name, item)
         try:
             return arr.astype(float)
+        except OverflowError:  # a Python integer beyond the double range (10**400)
+            big = next(item for item in arr.flat if isinstance(item, int) and abs(item) > 2**1023)
+            raise ValueError(f"{name} must lie within the double range (|x| < 1.8e308); got an integer of "
+                             f"{len(str(abs(big)))} digits") from None
         except (TypeError, ValueError) as exc:
             raise ArgumentTypeError(f"{name} must be a real number or an array of real numbers") from exc
     what = {"b": "booleans", "c": "complex numbers", "U": "strings", "S": "bytes"}.get(kind, f"dtype {arr.dtype}")

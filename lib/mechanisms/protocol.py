@@ -167,7 +167,7 @@ class ReleaseSpec(_Shapes):
             if t.ndim not in (1, 2) or t.shape[-1] < 2:
                 raise ValueError(f"every table must have shape (d,) or (rows, d) with d >= 2; got {t.shape}")
             shapes.append((1, t.shape[0]) if t.ndim == 1 else (t.shape[0], t.shape[1]))
-        return cls(tuple(shapes), n_total)
+        return cls(tuple(shapes), validation.integer(n_total, "n_total", 1, N_TOTAL_MAX))
 
     @property
     def n_releases(self) -> int:

@@ -64,7 +64,7 @@ import numpy as np
 
 from lib import validation
 from lib.privacy.guarantees import (MAX_RELEASES, ApproximateDP, Guarantee, NotPrivate, PureDP, RenyiDP,
-                                    ZeroConcentratedDP)
+                                    ZeroConcentratedDP, sequence)
 
 #: The orders of every accountant unless it is given its own: :math:`\\lambda - 1` from
 #: :math:`10^{-3}` to :math:`10^{4}`, 200 points per decade (a step of about 1.2 % in
@@ -172,7 +172,11 @@ def renyi_curve(guarantee: Guarantee) -> Callable:
             below = np.where(orders <= lam, eps, np.inf)
             if curve is None:
                 return below
-            values = _evaluate(curve, orders)
+            try:
+                values = np.asarray(_evaluate(curve, orders), dtype=float)
+            except (TypeError, ValueError) as exc:  # a curve of another shape, or of what is not a number
+                raise ValueError(f"the curve of {guarantee!r} must map an array of orders to an array of levels "
+                                 f"in [0, inf] of its shape; it gave: {exc}") from None
             bad = np.isnan(values) | (values < 0)
             if bad.any():
                 i = np.flatnonzero(bad.ravel())[0]
@@ -429,7 +433,7 @@ class Accountant:
         """
         if not isinstance(target, ApproximateDP):
             raise ValueError(f"target must be an ApproximateDP; got {target!r}")
-        limit = validation.integer(limit, "limit")
+        limit = validation.integer(limit, "limit", 1, MAX_RELEASES)
 
         def within(k):
             trial = Accountant(self._grid)
@@ -461,7 +465,7 @@ def account(guarantees, *, orders=None) -> Accountant:
     Accountant
     """
     acc = Accountant(orders)
-    for g in guarantees:
+    for g in sequence(guarantees, "guarantees"):
         acc.add(g)
     return acc
 
@@ -490,7 +494,7 @@ def release_guarantee(releases, delta, *, orders=None) -> ApproximateDP:
         If a release states no guarantee (``None``), or the composition meets none at ``delta``.
     """
     acc = Accountant(orders)
-    for i, obj in enumerate(releases):
+    for i, obj in enumerate(sequence(releases, "releases")):
         g = getattr(obj, "guarantee", None)
         if not isinstance(g, Guarantee):
             raise ValueError(f"release {i} ({obj!r}) states no guarantee; it cannot be accounted for")

@@ -17,7 +17,7 @@ import contextlib
 import numpy as np
 
 from lib import validation
-from lib.privacy.guarantees import split_level
+from lib.privacy.guarantees import MAX_RELEASES, split_level
 
 
 def rdp_to_dp(epsilon, lam, delta):
@@ -64,7 +64,7 @@ def validated_target(epsilon_hat, delta, n_releases):
     """Validate a scalar (epsilon_hat, delta) target and a number of releases."""
     eps_hat = validation.scalar(validation.positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
     delta = validation.scalar(validation.open_unit(delta, "delta"), "delta")
-    return eps_hat, delta, validation.integer(n_releases, "n_releases")
+    return eps_hat, delta, validation.integer(n_releases, "n_releases", 1, MAX_RELEASES)
 
 
 def dp_to_rdp(epsilon_hat, lam, delta, *, n_releases=1):
@@ -111,7 +111,7 @@ def dp_to_rdp(epsilon_hat, lam, delta, *, n_releases=1):
     epsilon_hat = validation.positive(epsilon_hat, "epsilon_hat")
     lam = validation.order(lam, "lam", strict=True)
     delta = validation.open_unit(delta, "delta")
-    n = validation.integer(n_releases, "n_releases")
+    n = validation.integer(n_releases, "n_releases", 1, MAX_RELEASES)
     epsilon_hat, lam, delta = validation.broadcast(epsilon_hat=epsilon_hat, lam=lam, delta=delta)
     total = epsilon_hat - np.log1p(-1 / lam) + np.log(delta * lam) / (lam - 1)
     return np.asarray(split_level(total, n))[()]   # the one budget split (Guarantee.split's)

@@ -239,6 +239,18 @@ def _sum_of_curves(curves, lam):
     return sum(c(lam) for c in curves)
 
 
+def sequence(values, name):
+    """``values`` (guarantees, or releases that state one) as a list; a TypeError naming ``name`` if it is
+    not a sequence (None, a number, a string, a single guarantee)."""
+    if isinstance(values, (str, bytes, Guarantee)):
+        raise validation.ArgumentTypeError(f"{name} must be a sequence; got {type(values).__name__} {values!r:.60}")
+    try:
+        return list(values)
+    except TypeError:
+        raise validation.ArgumentTypeError(f"{name} must be a sequence; got {type(values).__name__} "
+                                           f"{values!r:.60}") from None
+
+
 def split_level(level, m):
     """The level of each of ``m`` equal shares of ``level``: :math:`\\ell/m`.
 
@@ -292,7 +304,7 @@ def compose(guarantees) -> Guarantee:
     >>> compose([PureDP(1.0), NotPrivate()])
     NotPrivate()
     """
-    items = list(guarantees)
+    items = sequence(guarantees, "guarantees")
     if not items:
         raise ValueError("guarantees must hold at least one Guarantee to compose")
     bad = [g for g in items if not isinstance(g, Guarantee)]

@@ -14,8 +14,8 @@ from lib.mechanisms.dirichlet.curve import DirichletCurve
 from lib.mechanisms.noise import GaussianMechanism, LaplaceMechanism
 from lib.privacy.accountant import (DEFAULT_ORDERS, Accountant, Budget, Spent, account, pure_dp_to_rdp,
                                     release_guarantee, renyi_curve)
-from lib.privacy.accounting import rdp_to_dp
-from lib.privacy.guarantees import ApproximateDP, Guarantee, NotPrivate, PureDP, RenyiDP, ZeroConcentratedDP
+from lib.privacy.accounting import dp_to_rdp, rdp_to_dp
+from lib.privacy.guarantees import ApproximateDP, Guarantee, NotPrivate, PureDP, RenyiDP, ZeroConcentratedDP, compose
 
 DELTA = 1e-5
 
@@ -212,6 +212,25 @@ HOSTILE_ACCOUNTING = {
                            r"curve must be a function of the order .* or None; got float 3.0"),
     "+inf curve": (lambda: Accountant().add(RenyiDP(5.0, 1.0, curve=_level_curve(np.inf))).epsilon(DELTA), None, None),
     "zero curve": (lambda: renyi_curve(RenyiDP(5.0, 1.0, curve=_level_curve(0.0)))([2.0]), None, None),
+    "RenyiDP epsilon 10**400": (lambda: RenyiDP(5.0, 10**400), ValueError,
+                                r"epsilon must lie within the double range .*an integer of 401 digits"),
+    "RenyiDP lam 10**400": (lambda: RenyiDP(10**400, 1.0), ValueError, r"lam must lie within the double range"),
+    "ApproximateDP delta 10**400": (lambda: ApproximateDP(1.0, 10**400), ValueError, r"delta must lie within"),
+    "PureDP -10**400": (lambda: PureDP(-10**400), ValueError, r"epsilon must lie within the double range"),
+    "orders with 10**400": (lambda: Accountant([2.0, 10**400]), ValueError, r"orders must lie within the double range"),
+    "epsilon at delta 10**400": (lambda: Accountant().add(PureDP(1.0)).epsilon(10**400), ValueError, r"delta must lie"),
+    "fits limit 10**400": (lambda: Accountant().fits(PureDP(0.1), ApproximateDP(1.0, DELTA), limit=10**400), ValueError,
+                           r"limit must be an integer in \[1, 9007199254740992\]"),
+    "dp_to_rdp n_releases 10**400": (lambda: dp_to_rdp(1.0, 5.0, DELTA, n_releases=10**400), ValueError,
+                                     r"n_releases must be an integer in \[1, 9007199254740992\]"),
+    "compose None": (lambda: compose(None), TypeError, r"guarantees must be a sequence; got NoneType"),
+    "compose one guarantee": (lambda: compose(RenyiDP(5.0, 1.0)), TypeError, r"guarantees must be a sequence; got RenyiDP"),
+    "account 5": (lambda: account(5), TypeError, r"guarantees must be a sequence; got int 5"),
+    "release_guarantee None": (lambda: release_guarantee(None, DELTA), TypeError, r"releases must be a sequence"),
+    "curve of another shape": (lambda: Accountant().add(RenyiDP(5.0, 1.0, curve=lambda o: np.ones(3))).epsilon(DELTA),
+                               ValueError, r"the curve of RenyiDP\(lam=5.0, epsilon=1.0\) must map an array of orders"),
+    "curve of strings": (lambda: Accountant().add(RenyiDP(5.0, 1.0, curve=lambda o: "x")).epsilon(DELTA),
+                         ValueError, r"must map an array of orders to an array of levels"),
     "release_guarantee with a negative curve": (
         lambda: release_guarantee([SimpleNamespace(guarantee=RenyiDP(5.0, 1.0, curve=_level_curve(-2.0)))], DELTA),
         ValueError,

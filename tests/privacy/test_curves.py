@@ -18,7 +18,7 @@ import pytest
 
 from lib import DirichletMechanism, calibrate
 from lib.mechanisms.dirichlet.curve import (DirichletCurve, ExactCalibration, calibrate_exact, exact_curve,
-                                            exact_epsilon_hat, order_limit, worst_case_divergence)
+                                            exact_epsilon_hat, order_limit)
 from lib.mechanisms.noise import GaussianMechanism
 from lib.privacy.accountant import Accountant, pure_dp_to_rdp
 from lib.privacy.accounting import dp_to_rdp, rdp_to_dp
