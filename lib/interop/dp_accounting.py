@@ -102,7 +102,7 @@ class DirichletDpEvent(_events.DpEvent):
     r: float
     alpha: float
 
-    def curve(self, relation: NeighboringRelation):
+    def curve(self, relation: NeighboringRelation) -> "DirichletCurve | None":
         """The exact curve under dp-accounting's ``relation`` (None for ``REPLACE_SPECIAL``)."""
         name = _RELATIONS.get(relation)
         return None if name is None else DirichletCurve(float(self.r), float(self.alpha), name)

@@ -36,7 +36,8 @@ def test_licence_is_an_spdx_expression_with_its_file():
 def test_extras_declare_what_the_optional_layers_import_and_requirements_pin_them():
     extras = {k: {re.split(r"[<>=\[]", r)[0] for r in v} for k, v in PROJECT["optional-dependencies"].items()}
     assert extras["experiments"] == {"pandas", "matplotlib", "tqdm", "python-calamine"}
-    assert extras["counts"] == {"duckdb", "pyarrow"} and extras["sklearn"] == {"scikit-learn"}
+    assert extras["counts"] == {"duckdb", "pyarrow", "sqlglot"} and extras["sklearn"] == {"scikit-learn"}
+    assert extras["spark"] == {"pyspark"}
     pinned = dict(line.split("==") for line in (ROOT / "requirements.txt").read_text().splitlines()
                   if "==" in line and not line.startswith("#"))
     for names in extras.values():

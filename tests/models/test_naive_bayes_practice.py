@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -273,3 +274,39 @@ def test_whole_valued_float_sizes_are_the_integers_they_are():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         a.predict(X)
+
+
+# ---------------------------------------------------------------- 10. the public API is annotated
+
+ANNOTATED = ["lib.models.naive_bayes.model", "lib.models.naive_bayes.domain", "lib.models.naive_bayes.classifier",
+             "lib.models.naive_bayes.binning", "lib.models.naive_bayes.scoring", "lib.models.counts",
+             "lib.models.estimator", "lib.interop.opendp", "lib.interop.dp_accounting"]
+
+
+@pytest.mark.parametrize("module_name", ANNOTATED)
+def test_the_public_api_is_annotated(module_name):
+    import importlib
+    import inspect
+
+    pytest.importorskip("dp_accounting") if module_name.endswith("dp_accounting") else None
+    module = importlib.import_module(module_name)
+    missing = []
+    for name, obj in vars(module).items():
+        if name.startswith("_") or getattr(obj, "__module__", None) != module_name:
+            continue
+        functions = [(name, obj)] if inspect.isfunction(obj) else []
+        if inspect.isclass(obj):
+            functions += [(f"{name}.{m}", f) for m, f in vars(obj).items()
+                          if inspect.isfunction(f) and not m.startswith("_") or m == "__init__"]
+            functions += [(f"{name}.{m}", f.fget) for m, f in vars(obj).items() if isinstance(f, property)
+                          and not m.startswith("_")]
+        for label, func in functions:
+            if not inspect.isfunction(func):
+                continue
+            signature = inspect.signature(func)
+            bare = [p for p in signature.parameters.values() if p.name not in ("self", "cls")
+                    and p.annotation is inspect.Parameter.empty and p.kind is not p.VAR_KEYWORD]
+            if bare or (signature.return_annotation is inspect.Signature.empty and func.__name__ != "__init__"):
+                missing.append(label)
+    assert not missing, f"{module_name}: not annotated: {missing}"
+    assert (Path(importlib.import_module("lib").__file__).parent / "py.typed").exists()
