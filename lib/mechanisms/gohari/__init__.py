@@ -29,3 +29,6 @@ from lib.mechanisms.gohari.core import (DELTA_FLOOR, EPSILON_HAT_MAX, GAMMA_RTOL
                                          W_CHANGED, GohariGuarantee, GohariParameters)
 from lib.mechanisms.gohari.guarantee import (gohari_calibrate, gohari_delta, gohari_epsilon, gohari_epsilon_at,
                                               gohari_parameters, min_part_cdf)
+
+#: Documented here: the two types whose public home is this package (``__module__`` says so, for pickles too).
+__all__ = ["GohariParameters", "GohariGuarantee"]
