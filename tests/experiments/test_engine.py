@@ -9,6 +9,7 @@ import pytest
 from lib.experiments import defaults, engine
 from lib.experiments.engine import DP_TARGET, RDP_TARGET, Prepared
 from lib.experiments.tasks import REGISTRY, BayesianNetwork, NaiveBayes
+from lib.privacy.guarantees import ApproximateDP
 
 pytestmark = pytest.mark.usefixtures("real_data")
 
@@ -319,3 +320,40 @@ def test_kl_tv_by_hand_and_histogram_refusals():
     with pytest.raises(ValueError, match="keys must hold one seed key per mechanism"):
         engine.run("histogram", ["dirichlet"], [1.0], target=DP_TARGET, datasets=["GermanCredit"], n_repeats=2,
                    options={"attribute": prep.attributes[0], "keys": [1, 2]})
+
+
+# ------------------------------------------------------------------ the single-posterior task
+
+
+def test_posterior_task_frames_equal_chapter_12s_head_to_head():
+    """The engine's posterior frames equal chapter 12's loop over hellinger.head_to_head (same keys)."""
+    from lib.experiments import hellinger as hx
+    from lib.experiments.tasks.posterior import counts_data
+
+    eps_hats, delta = (0.3, 3.0), 1e-6
+    old = []
+    for ones, n in ((48, 100), (6, 100)):
+        for k, eps_hat in enumerate(eps_hats):
+            res = hx.head_to_head((1.0, 1.0), (ones, n - ones), eps_hat, delta, reference=np.array([0.3 * n, 0.7 * n]),
+                                  repeats=200, rng=np.random.default_rng([13, k, n]))
+            old += [(f"{ones}/{n}", m, eps_hat, metric, mean, se) for m in hx.MECHANISMS
+                    for metric, (mean, se) in res[m].items()]
+    old = pd.DataFrame(old, columns=["dataset", "model", "epsilon_hat", "metric", "mean", "se"])
+    registry = sorted({name for _, name, _ in hx.ENTRIES})
+    new = engine.run("posterior", registry, eps_hats, target=ApproximateDP(1.0, delta), n_repeats=200, seed=13,
+                     data={f"{o}/{n}": counts_data(o, n, f"{o}/{n}") for o, n in ((48, 100), (6, 100))})
+    assert len(new) == len(old) > 0
+    for col in ("dataset", "model", "epsilon_hat", "metric"):
+        assert new[col].tolist() == old[col].tolist()
+    np.testing.assert_allclose(new[["mean", "se"]].to_numpy(), old[["mean", "se"]].to_numpy(), rtol=1e-12, atol=0)
+    # asking for fewer mechanisms keeps their rows and draws the same numbers
+    few = engine.run("posterior", ["count_laplace"], eps_hats[:1], target=ApproximateDP(1.0, delta),
+                     n_repeats=200, seed=13, data={"48/100": counts_data(48, 100, "48/100")})
+    assert set(few.model) == {"Laplace"}
+    pd.testing.assert_frame_equal(few.reset_index(drop=True),
+                                  new.query("model == 'Laplace' and dataset == '48/100' and epsilon_hat == 0.3")
+                                  .reset_index(drop=True))
+    with pytest.raises(ValueError, match="cannot score the 'gohari' mechanism"):
+        engine.run("posterior", ["gohari"], [1.0], n_repeats=2, data={"a": counts_data(1, 3)})
+    with pytest.raises(ValueError, match="ones"):
+        counts_data(5, 3)

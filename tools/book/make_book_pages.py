@@ -530,6 +530,7 @@ API_PAGES = {
         (None, "lib.experiments.tasks.mixed_naive_bayes", ""),
         (None, "lib.experiments.tasks.logistic_regression", ""),
         (None, "lib.experiments.tasks.histogram", ""),
+        (None, "lib.experiments.tasks.posterior", ""),
         ("The figures' defaults", "lib.experiments.defaults", ""),
         ("The former grid module", "lib.experiments.grid", ""),
         (None, "lib.experiments.analysis", ""),

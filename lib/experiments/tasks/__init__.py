@@ -9,7 +9,8 @@ registers nothing else and the order of imports does not matter.
   (chapter 13), ``"mixed-naive-bayes"``;
 * :mod:`~lib.experiments.tasks.logistic_regression`: posterior sampling for logistic regression
   (chapter 11), ``"logistic-regression"``;
-* :mod:`~lib.experiments.tasks.histogram`: one attribute's histogram (chapter 14, Task 1), ``"histogram"``.
+* :mod:`~lib.experiments.tasks.histogram`: one attribute's histogram (chapter 14, Task 1), ``"histogram"``;
+* :mod:`~lib.experiments.tasks.posterior`: one beta-binomial posterior (chapters 10-12), ``"posterior"``.
 """
 
 from lib.experiments.tasks.bayesian_network import BayesianNetwork
@@ -17,9 +18,11 @@ from lib.experiments.tasks.histogram import Histogram
 from lib.experiments.tasks.logistic_regression import LogisticRegression
 from lib.experiments.tasks.mixed_naive_bayes import MixedNaiveBayes
 from lib.experiments.tasks.naive_bayes import NaiveBayes
+from lib.experiments.tasks.posterior import Posterior
 
 #: Task name -> task class.
 REGISTRY = {"naive-bayes": NaiveBayes, "bayesian-network": BayesianNetwork, "mixed-naive-bayes": MixedNaiveBayes,
-            "logistic-regression": LogisticRegression, "histogram": Histogram}
+            "logistic-regression": LogisticRegression, "histogram": Histogram, "posterior": Posterior}
 
-__all__ = ["BayesianNetwork", "Histogram", "LogisticRegression", "MixedNaiveBayes", "NaiveBayes", "REGISTRY"]
+__all__ = ["BayesianNetwork", "Histogram", "LogisticRegression", "MixedNaiveBayes", "NaiveBayes", "Posterior",
+           "REGISTRY"]
