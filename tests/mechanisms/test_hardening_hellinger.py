@@ -415,7 +415,7 @@ def test_hostile_input_raises_naming_the_argument(case):
 
 
 def test_type_errors_are_also_value_errors():
-    for func, exc, match in CASES.values():
+    for func, exc, _ in CASES.values():
         if exc is TypeError:
             with pytest.raises(validation.ArgumentTypeError):
                 func()

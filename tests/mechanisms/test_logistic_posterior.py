@@ -321,7 +321,7 @@ def test_sampler_guarantees():
     """The registered logistic samplers: Theorems 16/17 (RDP with its curve, or zCDP), OPS's pure DP, none."""
     import pickle
 
-    from lib.mechanisms.protocol import Guarantee, get, names
+    from lib.mechanisms.protocol import Guarantee, names
     from lib.privacy.guarantees import NotPrivate, PureDP, RenyiDP, ZeroConcentratedDP
 
     weights = names(output="weights")
