@@ -18,7 +18,7 @@ import numpy as np
 from lib import validation
 from lib.mechanisms.batching import batchable, log_views, release_buffer
 from lib.privacy.accounting import dp_to_rdp, min_order
-from lib.mechanisms.protocol import Mechanism, ModelCalibration, NotPrivate, ReleaseSpec, RenyiDP
+from lib.mechanisms.protocol import Mechanism, ModelCalibration, NotPrivate, RenyiDP, checked_spec
 from lib.mechanisms.posterior_sampling.analysis import Candidates, CandidateStack, checked_setting, DEFAULT_PRIOR, evaluate_candidates, evaluate_stacked, MAX_CANDIDATE_CELLS, refuse_nan, worst_case
 
 
@@ -36,23 +36,15 @@ _NO_INDEX = object()
 
 
 def _spec(spec, index=_NO_INDEX):
-    """``(shapes, n_total)`` of a :class:`lib.mechanisms.protocol.ReleaseSpec` (and ``shapes[index]``), checked."""
-    if not isinstance(spec, ReleaseSpec):
-        raise validation.ArgumentTypeError(f"spec must be a lib.mechanisms.protocol.ReleaseSpec; got {type(spec).__name__}")
-    shapes = tuple(spec.shapes) if isinstance(spec.shapes, (tuple, list)) else None
-    if not shapes:
-        raise ValueError(f"spec.shapes must be a non-empty sequence of (rows, d); got {spec.shapes!r:.60}")
-    checked = []
-    for k, shape in enumerate(shapes):
-        if not isinstance(shape, (tuple, list)) or len(shape) != 2:
-            raise ValueError(f"spec.shapes[{k}] must be a pair (rows, d); got {shape!r:.60}")
-        checked.append((validation.integer(shape[0], f"spec.shapes[{k}] rows"),
-                        validation.integer(shape[1], f"spec.shapes[{k}] d", 2)))
-    n_total = validation.integer(spec.n_total, "spec.n_total")
+    """``(shapes, n_total)`` of a :class:`lib.mechanisms.protocol.ReleaseSpec` (and ``shapes[index]``).
+
+    The spec's fields were checked when it was made; ``spec`` itself and ``index`` are checked here.
+    """
+    spec = checked_spec(spec)
     if index is _NO_INDEX:
-        return tuple(checked), n_total
-    index = validation.integer(index, "index", 0, len(checked) - 1)
-    return tuple(checked), n_total, checked[index]
+        return spec.shapes, spec.n_total
+    index = validation.integer(index, "index", 0, spec.n_releases - 1)
+    return spec.shapes, spec.n_total, spec.shapes[index]
 
 
 def _search(sets, set_of, eps, L, kind, *, reference=False, prune=None):
