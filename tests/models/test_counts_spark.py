@@ -151,6 +151,8 @@ def test_spark_and_duckdb_count_adult_columns_into_one_table_and_one_model(spark
                                 "prediction": np.asarray(model.classes_)[np.argmax(p, axis=1)]})
 
     scored = spark.read.parquet(path.as_posix()).mapInPandas(score, "id long, p_high double, prediction string")
+    scored = scored.cache()   # scored once on the executors, read by both checks below
+    totals = dict(tuple(r) for r in scored.groupBy("prediction").count().collect())
     sample = sorted((r["id"], r["p_high"]) for r in scored.where("id % 50 = 0").collect())
     ids = np.array([i for i, _ in sample])
     labels = np.empty(X.shape, dtype=object)
@@ -159,7 +161,6 @@ def test_spark_and_duckdb_count_adult_columns_into_one_table_and_one_model(spark
     local = model.predict_proba(labels[ids])[:, 1]
     assert ids.tolist() == list(range(0, N_ROWS, 50))
     np.testing.assert_array_equal(np.array([p for _, p in sample]), local)
-    totals = dict(tuple(r) for r in scored.groupBy("prediction").count().collect())
     local_all = np.bincount(np.argmax(model.predict_proba(labels), axis=1),
                             minlength=2)
     assert [totals.get(c, 0) for c in CLASSES] == local_all.tolist()
