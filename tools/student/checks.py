@@ -249,9 +249,11 @@ def _(a):
     loss = expected_kl_loss(counts, cal.r, cal.alpha)
     best = a.best
     assert best.lam > 1, f"best.lam = {best.lam}: an order above 1"
+    budget = float(dp_to_rdp(1.0, best.lam, 1e-6))
+    assert budget > 0, f"best.lam = {best.lam:.4g}: eq. (14) leaves no RDP budget there for (1, 1e-6)"
     # the student's loss is the loss at the student's order (not any small number)
-    at = float(expected_kl_loss(counts, *(lambda c: (c.r, c.alpha))(
-        calibrate(dp_to_rdp(1.0, best.lam, 1e-6), best.lam))))
+    cal_at = calibrate(budget, best.lam)
+    at = float(expected_kl_loss(counts, cal_at.r, cal_at.alpha))
     _close(best.expected_kl, at, "best.expected_kl (the expected KL at best.lam)", 1e-6)
     # a grid of 3000 log-spaced orders; the loss is flat at its minimum, so 1e-4 relative is ample
     assert best.expected_kl <= loss.min() * (1 + 1e-4), \

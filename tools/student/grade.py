@@ -12,8 +12,8 @@ of the student edition (its notebook metadata ``student_edition.chapter``, or it
    subprocess with a time limit (``--timeout``, for the whole notebook), every cell even after an
    error (so one wrong answer does not hide the others);
 3. on Linux, inside a sandbox made with ``unshare`` (a user, mount and PID namespace): the whole
-   file system is read-only except the temporary folder, and every process the submission starts
-   dies with it, so a submission that deletes files, loops or forks cannot touch the instructor's
+   file system is read-only except the temporary folder (and a private /dev/shm), and every process
+   the submission starts dies with it, so a submission that deletes files, loops or forks cannot touch the instructor's
    files or outlive its limit. Where ``unshare`` is not available the run is only in the
    temporary folder with the time limit, and the summary says so.
 
@@ -43,8 +43,10 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# the sandbox: bind the work folder onto itself (a separate, writable mount), then make / read-only
-_SANDBOX_SCRIPT = 'mount --bind "$0" "$0" && mount -o remount,bind,ro / && exec "$@"'
+# the sandbox: bind the work folder onto itself (a separate, writable mount), give it a private /dev/shm,
+# then make / read-only
+_SANDBOX_SCRIPT = ('mount --bind "$0" "$0" && mount -t tmpfs tmpfs /dev/shm && mount -o remount,bind,ro / '
+                   '&& exec "$@"')
 
 
 @dataclass
