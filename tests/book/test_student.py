@@ -9,7 +9,6 @@
   answers that are not numbers (an object whose comparisons always answer True) with a TypeError
   naming the answer, and check the setting asked about.
 """
-import csv
 import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path

@@ -130,51 +130,12 @@ def render_roles(text: str, glue: dict[str, str], chapter: str) -> str:
     return text
 
 
-def defined_names(code: str) -> list[str]:
-    """Top-level names assigned by solution code (in order, without the loop temporaries)."""
-    names = []
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return names
-    for node in tree.body:
-        targets = []
-        if isinstance(node, ast.Assign):
-            targets = node.targets
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-            targets = [node.target]
-        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            names.append(node.name)
-        for t in targets:
-            for n in ast.walk(t):
-                if isinstance(n, ast.Name) and n.id not in names:
-                    names.append(n.id)
-    return names
-
-
 def solutions(md_text: str) -> dict[str, list[str]]:
     """label -> the solution's code cells (source text), from a chapter's MyST text."""
     out = {}
     for m in SOLUTION.finditer(md_text):
         out[m.group("label")] = [c.group("src") for c in CODE_CELL.finditer(m.group(0))]
     return out
-
-
-def import_code(md_text: str) -> str:
-    """Every top-level import statement of the chapter's code cells (the namespace a check needs)."""
-    lines = []
-    for c in CODE_CELL.finditer(md_text):
-        src = "\n".join(l for l in c.group("src").splitlines() if not l.startswith((":", "%")))
-        try:
-            tree = ast.parse(src)
-        except SyntaxError:
-            continue
-        for node in tree.body:
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                seg = ast.get_source_segment(src, node)
-                if "myst_nb" not in seg and seg not in lines:
-                    lines.append(seg)
-    return "\n".join(lines)
 
 
 def _quote(m) -> str:

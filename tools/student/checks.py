@@ -61,15 +61,18 @@ def register(label: str, *answers: Answer, note: str = ""):
     return deco
 
 
-def F(name, meaning):
+def real(name, meaning):
+    """A float answer."""
     return Answer(name, "float", meaning)
 
 
-def I(name, meaning):
+def count(name, meaning):
+    """An integer answer."""
     return Answer(name, "int", meaning)
 
 
-def A(name, shape, meaning):
+def vector(name, shape, meaning):
+    """A float array answer of ``shape`` (None: any length on that axis)."""
     return Answer(name, "array", meaning, shape=shape)
 
 
@@ -125,9 +128,9 @@ def _agree(mean, se, ref_mean, ref_se, what, k=4.0):
 
 # ---- chapter 1 -----------------------------------------------------------------------------
 @register("ex-01-density",
-          A("gap", (1000,), "log Dirichlet(r f + 1) density minus the score -r N_f KL(f/N_f || y) at 1,000 "
+          vector("gap", (1000,), "log Dirichlet(r f + 1) density minus the score -r N_f KL(f/N_f || y) at 1,000 "
                             "points y of the simplex (nats)"),
-          F("constant", "the constant that gap equals, in closed form (nats)"))
+          real("constant", "the constant that gap equals, in closed form (nats)"))
 def _(a):
     f, r = np.array([6.0, 3.0, 1.0]), 2.5
     n = f.sum()
@@ -141,8 +144,8 @@ def _(a):
 
 
 @register("ex-01-bias-limit",
-          F("r_needed", "the smallest scale r at which every coordinate's bias is at most 0.01 (alpha = 1)"),
-          F("limit", "the limit of the largest absolute bias as eps -> infinity at lambda = 2 (a probability)"))
+          real("r_needed", "the smallest scale r at which every coordinate's bias is at most 0.01 (alpha = 1)"),
+          real("limit", "the limit of the largest absolute bias as eps -> infinity at lambda = 2 (a probability)"))
 def _(a):
     f = np.array([50.0, 30.0, 15.0, 5.0])
     n, d = f.sum(), f.size
@@ -182,7 +185,7 @@ def _(a):
 
 
 @register("ex-02-line1",
-          F("worst_gap", "the largest relative gap |r_brentq / r_calibrate - 1| over the nine settings "
+          real("worst_gap", "the largest relative gap |r_brentq / r_calibrate - 1| over the nine settings "
                          "(dimensionless)"))
 def _(a):
     from scipy.optimize import brentq
@@ -199,7 +202,7 @@ def _(a):
 # ---- chapter 3 -----------------------------------------------------------------------------
 @register("ex-03-new-settings",
           Answer("cal", "fields", "the calibration at (lambda, eps) = (3, 0.5) used for the brute force", keys=_CAL),
-          A("brute", (None,), "the Renyi divergences of order 3 (nats), the larger direction, one per neighbour "
+          vector("brute", (None,), "the Renyi divergences of order 3 (nats), the larger direction, one per neighbour "
                               "of (0, 2, 5)"))
 def _(a):
     from lib.mechanisms.dirichlet.calibration import calibrate
@@ -219,9 +222,9 @@ def _(a):
 
 
 @register("ex-03-quadrature",
-          A("u_ex", (2,), "the concentration r x + alpha of the release of (1, 0) at r = 0.5, alpha = 3"),
-          A("v_ex", (2,), "the concentration of the neighbour (0, 1)"),
-          F("numeric", "the Renyi divergence D_5(u_ex || v_ex) by quadrature (nats; the last order, lambda = 5)"))
+          vector("u_ex", (2,), "the concentration r x + alpha of the release of (1, 0) at r = 0.5, alpha = 3"),
+          vector("v_ex", (2,), "the concentration of the neighbour (0, 1)"),
+          real("numeric", "the Renyi divergence D_5(u_ex || v_ex) by quadrature (nats; the last order, lambda = 5)"))
 def _(a):
     _close(a.u_ex, [3.5, 3.0], "u_ex (0.5 * (1, 0) + 3)", 1e-12)
     _close(a.v_ex, [3.0, 3.5], "v_ex (0.5 * (0, 1) + 3)", 1e-12)
@@ -263,7 +266,7 @@ def _(a):
 
 
 @register("ex-04-composition",
-          F("at_two", "the per-release RDP level for (eps_hat, delta) = (2, 1e-6) over ten releases at lambda = 2"))
+          real("at_two", "the per-release RDP level for (eps_hat, delta) = (2, 1e-6) over ten releases at lambda = 2"))
 def _(a):
     expected = _balle_budget(2.0, 2.0, 1e-6, n_releases=10)  # -1.04: not positive
     _close(a.at_two, expected, "at_two", 1e-10)
@@ -272,10 +275,10 @@ def _(a):
 
 # ---- chapter 5 -----------------------------------------------------------------------------
 @register("ex-05-new-p",
-          F("beta_ex", "the last beta of the exercise, 60"),
-          I("hits", "the number of the 100,000 draws at beta = 60 with KL(p || q) > eta = 0.5"),
-          F("chernoff", "the exact Chernoff bound of eq. (20) at beta = 60 (a probability)"),
-          F("theorem", "Theorem 2's bound at beta = 60 (a probability)"))
+          real("beta_ex", "the last beta of the exercise, 60"),
+          count("hits", "the number of the 100,000 draws at beta = 60 with KL(p || q) > eta = 0.5"),
+          real("chernoff", "the exact Chernoff bound of eq. (20) at beta = 60 (a probability)"),
+          real("theorem", "Theorem 2's bound at beta = 60 (a probability)"))
 def _(a):
     from lib.theory.utility import clopper_pearson_lower, exact_chernoff_bound, sample_kl, theorem2_bound
     p, eta = np.array([0.5, 0.3, 0.15, 0.05]), 0.5
@@ -292,10 +295,10 @@ def _(a):
 
 
 @register("ex-05-sample-complexity",
-          F("n_needed", "the smallest total count N_f (records) of Theorem 2 at (lambda, eps) = (2, 1), d = 10, "
+          real("n_needed", "the smallest total count N_f (records) of Theorem 2 at (lambda, eps) = (2, 1), d = 10, "
                         "eta = 0.1, delta = 0.05"),
-          F("bound", "Theorem 2's bound at beta = r N_f (a probability)"),
-          I("hits", "the number of the 20,000 simulated releases with KL > 0.1"))
+          real("bound", "Theorem 2's bound at beta = r N_f (a probability)"),
+          count("hits", "the number of the 20,000 simulated releases with KL > 0.1"))
 def _(a):
     from lib.mechanisms.dirichlet.calibration import calibrate
     from lib.theory.utility import clopper_pearson_lower, min_beta, sample_kl, theorem2_bound
@@ -320,7 +323,7 @@ _F6 = np.array([119, 74, 618, 272, 13, 187], dtype=float)
 
 
 @register("ex-06-calibrate-lam2",
-          F("budget", "the per-release RDP budget that eq. (14) leaves at lambda = 2 for (1, 1e-6)"),
+          real("budget", "the per-release RDP budget that eq. (14) leaves at lambda = 2 for (1, 1e-6)"),
           Answer("g_ex", "fields", "gohari_calibrate(1, 1e-6, lam=2, n_total=1283, d=6): .r the scale, "
                                    ".epsilon_hat the guarantee it meets", keys=("r", "epsilon_hat")))
 def _(a):
@@ -432,7 +435,7 @@ def _within_se_budgets():
           Answer("budget_ex", "table", "per dataset, the smallest eps of the grid from which on the Dirichlet "
                                        "accuracy is never more than one se below the non-private one (inf: never)",
                  keys=_NB_DATASETS, columns=("public", "quantile")),
-          I("later", "the number of datasets where the public pipeline needs a larger eps"))
+          count("later", "the number of datasets where the public pipeline needs a larger eps"))
 def _(a):
     expected, names = _within_se_budgets()
     assert set(names) == set(_NB_DATASETS), "the chapter's datasets changed: update the check"
@@ -464,7 +467,7 @@ def _network_ll(net, c):
 
 @register("ex-08-crossing",
           Answer("z_ex", "series", "z of (LL Dirichlet - LL Gaussian) on Adult at the eight budgets, indexed by eps"),
-          F("cross_ex", "the smallest of the eight eps with z < -3 (total RDP eps at lambda = 5)"))
+          real("cross_ex", "the smallest of the eight eps with z < -3 (total RDP eps at lambda = 5)"))
 def _(a):
     from lib.experiments import NetworkTask, compare, evaluate
     from lib.experiments.networks import prepare_network
@@ -557,8 +560,8 @@ def _(a):
 
 # ---- chapter 15 ----------------------------------------------------------------------------
 @register("ex-15-witness",
-          A("y_ex", (5,), "the witness: a point of the simplex"),
-          F("ratio", "the log density ratio log p_x(y_ex) - log p_x'(y_ex) (nats)"))
+          vector("y_ex", (5,), "the witness: a point of the simplex"),
+          real("ratio", "the log density ratio log p_x(y_ex) - log p_x'(y_ex) (nats)"))
 def _(a):
     y = a.y_ex
     assert np.all(y > 0) and abs(y.sum() - 1) < 1e-9, "y_ex must be a point of the simplex"
@@ -598,7 +601,7 @@ def _(a):
 
 # ---- chapter 10 ----------------------------------------------------------------------------
 @register("ex-10-calibrate",
-          F("r_ex", "the diffused posterior's largest scale r at (lambda, eps) = (4, 1), prior 1 over 3 cells, N = 50"))
+          real("r_ex", "the diffused posterior's largest scale r at (lambda, eps) = (4, 1), prior 1 over 3 cells, N = 50"))
 def _(a):
     from lib.mechanisms.posterior_sampling import worst_case
     r = a.r_ex
@@ -609,9 +612,9 @@ def _(a):
 
 
 @register("ex-10-brute-force",
-          F("exact", "worst_case of the diffused posterior, two-row table, prior 1 over 3 cells, r = 0.3, "
+          real("exact", "worst_case of the diffused posterior, two-row table, prior 1 over 3 cells, r = 0.3, "
                      "lambda = 4, N = 4 (nats; the exercise's last setting)"),
-          F("brute", "brute_force_worst_case at the same setting (nats)"))
+          real("brute", "brute_force_worst_case at the same setting (nats)"))
 def _(a):
     from itertools import product
     # the setting asked about, recomputed here by enumeration: two rows of three cells, N = 4 records, the
@@ -664,8 +667,8 @@ def _renyi_1d(n, beta, rho, lam, rng, n_pairs, c=2.0):
 
 
 @register("ex-11-bound",
-          F("beta_4", "Algorithm 4's prior precision beta for n = 8, c = 2, beta0 = 0.05, (lambda, eps) = (4, 0.5)"),
-          F("rho_5", "Algorithm 5's temperature rho in (0, 1] at the same setting"))
+          real("beta_4", "Algorithm 4's prior precision beta for n = 8, c = 2, beta0 = 0.05, (lambda, eps) = (4, 0.5)"),
+          real("rho_5", "Algorithm 5's temperature rho in (0, 1] at the same setting"))
 def _(a):
     from lib.models import logistic_regression as gp
     _close(a.beta_4, float(gp.concentrated_beta(0.5, 4.0, 8, 0.05, c=2.0)), "beta_4 (Algorithm 4 at c = 2)", 1e-9)
@@ -680,9 +683,9 @@ def _(a):
 
 
 @register("ex-11-rows",
-          I("n_min", "the smallest number of rows at which the non-private posterior (beta0 = 1e-3, c = 1) is "
+          count("n_min", "the smallest number of rows at which the non-private posterior (beta0 = 1e-3, c = 1) is "
                      "(1, 1e-5)-DP"),
-          F("rho_adult", "Algorithm 5's temperature on Adult's training set at (1, 1e-5)"))
+          real("rho_adult", "Algorithm 5's temperature on Adult's training set at (1, 1e-5)"))
 def _(a):
     from lib.models import logistic_regression as gp
     from lib.experiments.preprocessing import prepare
@@ -703,9 +706,9 @@ def _(a):
 
 
 @register("ex-11-ops",
-          A("err_ops2", (None,), "the test error rate (a fraction) of each OPS release with ops_factor = 2 at "
+          vector("err_ops2", (None,), "the test error rate (a fraction) of each OPS release with ops_factor = 2 at "
                                  "eps_hat = 3 on Adult (N_REPEATS releases, N_SWEEPS sweeps)"),
-          F("z_ops2", "z of (mean error of OPS - Algorithm 5's error in the head-to-head table)"))
+          real("z_ops2", "z of (mean error of OPS - Algorithm 5's error in the head-to-head table)"))
 def _(a):
     from lib.experiments import glm as glm_data
     from lib.models import logistic_regression as gp
@@ -731,7 +734,7 @@ def _(a):
 @register("ex-12-gamma",
           Answer("mech_ex", "fields", "hm.SmoothedHellinger((0.5, 0.5), 10, 2.0, 0.1); .gamma its smoothing "
                                       "parameter", keys=("gamma",)),
-          A("pmf_ex", (11,), "the output distribution over the released counts 0..10 on a data set with 3 ones, "
+          vector("pmf_ex", (11,), "the output distribution over the released counts 0..10 on a data set with 3 ones, "
                              "from Definition 2.1 (probabilities)"))
 def _(a):
     from lib.mechanisms import hellinger as hm
@@ -746,7 +749,7 @@ def _(a):
 
 
 @register("ex-12-sparse",
-          A("fractions", (3,), "the largest fraction of epsilon spent by a pair of neighbouring counts, one per prior "
+          vector("fractions", (3,), "the largest fraction of epsilon spent by a pair of neighbouring counts, one per prior "
                                "(1e-2, 1e-3, 1e-4), in that order"))
 def _(a):
     from lib.mechanisms import hellinger as hm
@@ -793,11 +796,11 @@ def _(a):
 
 # ---- chapter 13 ----------------------------------------------------------------------------
 @register("ex-13-mean",
-          A("x_ex", (40,), "the 40 values drawn from [0.2, 0.8]"),
-          F("local", "the local sensitivity LS(x_ex) of the mean on [0, 1]"),
-          F("global_", "the global sensitivity (U - L) / n"),
-          A("betas", (None,), "the smoothing parameters beta, from 1e-4 to 10 (any spacing)"),
-          A("smooth", (None,), "smooth_sensitivity_mean at each beta of betas"))
+          vector("x_ex", (40,), "the 40 values drawn from [0.2, 0.8]"),
+          real("local", "the local sensitivity LS(x_ex) of the mean on [0, 1]"),
+          real("global_", "the global sensitivity (U - L) / n"),
+          vector("betas", (None,), "the smoothing parameters beta, from 1e-4 to 10 (any spacing)"),
+          vector("smooth", (None,), "smooth_sensitivity_mean at each beta of betas"))
 def _(a):
     x, n = a.x_ex, a.x_ex.size
     assert (x >= 0.2).all() and (x <= 0.8).all(), "x_ex: 40 values in [0.2, 0.8]"
@@ -858,7 +861,6 @@ def _(a):
           Answer("z_fixed", "series", "z of (LL author's order - LL chapter's order) per network",
                  keys=("Adult", "Bank", "GermanCredit")))
 def _(a):
-    import pandas as pd
     from lib.experiments import compare, run
     from lib.experiments.grid import DEFAULT_SEED
     from lib.experiments.networks import prepare_network
