@@ -111,9 +111,10 @@ def main(argv=None):
     wanted = args.grids.split(",")
     splits = {n: prepare(n) for n in DATASETS} if any(w.startswith("nb") for w in wanted) else {}
     networks = {n: prepare_network(n) for n in BN_DATASETS} if any(w.startswith("bn") for w in wanted) else {}
-    targets = {"rdp": E.RDP_TARGET, "dp": E.DP_TARGET}
-    labels = {"rdp": "RDP", "dp": "(eps_hat, delta)"}
-    grids = [(f"{'nb' if task == 'naive-bayes' else 'bn'}-{notion}",
+    targets = {E.RenyiDP: E.RDP_TARGET, E.ApproximateDP: E.DP_TARGET}
+    labels = {E.RenyiDP: "RDP", E.ApproximateDP: "(eps_hat, delta)"}
+    keys = {E.RenyiDP: "rdp", E.ApproximateDP: "dp"}
+    grids = [(f"{'nb' if task == 'naive-bayes' else 'bn'}-{keys[notion]}",
               f"{'naive Bayes' if task == 'naive-bayes' else 'networks'}, {labels[notion]}", task, fig.mechanisms,
               E.budgets(task, notion), targets[notion], splits if task == "naive-bayes" else networks)
              for (task, notion), fig in FIGURES.items()]

@@ -12,8 +12,9 @@ of it.
 * :mod:`lib.experiments.public_bounds`: the public ranges of the numerical attributes;
 * :mod:`lib.experiments.preprocessing`: the seeded split and the encoding of Section 5.1, Table 1;
 * :mod:`lib.experiments.networks`: the three Bayesian networks of Section 5.2 and Figure 6;
-* :mod:`lib.experiments.engine`: the one task engine, task x target x mechanism x budget x repeat x split,
-  and :class:`~lib.experiments.engine.Prepared`, the one type of prepared data;
+* :mod:`lib.experiments.engine`: the one task engine, task x target x mechanism x budget x repeat x split;
+* :mod:`lib.experiments.prepared`: :class:`~lib.experiments.prepared.Prepared`, the one type of prepared data;
+* :mod:`lib.experiments.cells`: a grid cell's seed and the layout of a grid's frame per type of target;
 * :mod:`lib.experiments.tasks`: the tasks of the engine, one module each, in an explicit registry;
 * :mod:`lib.experiments.defaults`: the one table of the figures' defaults;
 * :mod:`lib.experiments.verdicts`: every comparison the chapters make, each a typed verdict;

@@ -12,8 +12,8 @@ permissions of any new file (``0666`` less the user's umask).
 ``--epsilon 0.1 1 10`` runs explicit budgets instead of the log-spaced grid of
 ``--n-epsilons``. The JSON record holds the package version and, in a git
 checkout, the commit. A misspelt dataset or mechanism gets a "did you mean".
-``--help`` and ``--version`` import neither numpy nor pandas nor the
-mechanisms: everything heavy is imported inside :func:`main` after parsing.
+``--help`` and ``--version`` import neither pandas nor matplotlib nor the
+data loaders: the run's modules are imported inside :func:`main` after parsing.
 
 Examples::
 
@@ -285,7 +285,7 @@ def main(argv=None) -> int:
     from lib.experiments.data import DataFileError
     from lib.experiments.engine import budgets as budget_axis, supported, task_class
     privacy = target(args.privacy, args.lam, args.delta)
-    figure = FIGURES[(args.model, args.privacy)]
+    figure = FIGURES[(args.model, type(privacy))]
     task = task_class(args.model)
     # what the registry holds that this task runs under this target: the only names offered or accepted
     available = supported(args.model, privacy)
@@ -306,7 +306,7 @@ def main(argv=None) -> int:
     if unknown:
         top.error(f"--datasets {' '.join(unknown)}: --model {args.model} runs on {', '.join(task.datasets)}")
     budgets = (np.array(args.epsilon, dtype=float) if args.epsilon is not None
-               else budget_axis(args.model, args.privacy, args.n_epsilons))
+               else budget_axis(args.model, type(privacy), args.n_epsilons))
     start = time.perf_counter()
     try:
         results = run(args.model, mechanisms, budgets, target=privacy, datasets=datasets,

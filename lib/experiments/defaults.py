@@ -1,4 +1,4 @@
-"""The one table of the book's figure defaults, importable without numpy (the command line's ``--help`` reads it).
+"""The one table of the book's figure defaults (the command line's ``--help`` reads it, without pandas).
 
 Each (task, privacy notion) grid of Section 5 and Appendix C has its
 mechanisms in legend order, the ends of its log-spaced budget axis (log10 of
@@ -11,6 +11,8 @@ defaults, so the two cannot disagree.
 from __future__ import annotations
 
 from typing import NamedTuple
+
+from lib.privacy.guarantees import ApproximateDP, RenyiDP
 
 #: Root of every cell's seed in the book's grids.
 DEFAULT_SEED = 20230201
@@ -42,13 +44,14 @@ class Figure(NamedTuple):
     metrics: tuple
 
 
-#: (task, notion) -> :class:`Figure`; ``notion`` is ``"rdp"`` (Rényi DP) or ``"dp"`` (approximate DP).
+#: (task, notion) -> :class:`Figure`; ``notion`` is the type of the grid's target,
+#: :class:`~lib.privacy.guarantees.RenyiDP` or :class:`~lib.privacy.guarantees.ApproximateDP`.
 FIGURES = {
-    ("naive-bayes", "rdp"): Figure(("random", "mle", "dirichlet", "gaussian", "laplace"), (-3, 1),
+    ("naive-bayes", RenyiDP): Figure(("random", "mle", "dirichlet", "gaussian", "laplace"), (-3, 1),
                                    ("cross_entropy", "accuracy")),
-    ("naive-bayes", "dp"): Figure(("random", "mle", "dirichlet", "gohari", "gaussian", "laplace"), (-2, 1),
+    ("naive-bayes", ApproximateDP): Figure(("random", "mle", "dirichlet", "gohari", "gaussian", "laplace"), (-2, 1),
                                   ("cross_entropy", "accuracy")),
-    ("bayesian-network", "rdp"): Figure(("mle", "dirichlet", "gaussian", "laplace"), (-3, 1), ("log_likelihood",)),
-    ("bayesian-network", "dp"): Figure(("mle", "dirichlet", "gohari", "gaussian", "laplace"), (-1, 2),
+    ("bayesian-network", RenyiDP): Figure(("mle", "dirichlet", "gaussian", "laplace"), (-3, 1), ("log_likelihood",)),
+    ("bayesian-network", ApproximateDP): Figure(("mle", "dirichlet", "gohari", "gaussian", "laplace"), (-1, 2),
                                        ("log_likelihood",)),
 }

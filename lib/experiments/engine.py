@@ -22,18 +22,19 @@ API summary
   at once (logistic regression, whose samplers share draws).
 * :func:`task_class` ``(name)``: the registered task (:data:`lib.experiments.tasks.REGISTRY`,
   an explicit dict, order-free); :func:`task_names`.
-* :class:`Prepared`: the arrays of one split and their public metadata;
-  :func:`prepared` turns a ``Split`` or ``NetworkData`` into one.
+* :class:`Prepared` (from :mod:`lib.experiments.prepared`): the arrays of one split and
+  their public metadata; :func:`prepared` turns a ``Split`` or ``NetworkData`` into one.
 * :func:`run` ``(task, mechanisms, budgets, *, target, datasets, data, splits, n_repeats, seed, cache, progress)``:
   the tidy frame; :func:`evaluate` one (task, mechanism) over the budgets.
-* :func:`cell_seed`, :func:`budget_key`: the seed of one cell, keyed by names and
-  values, never positions; split ``s`` runs with root seed ``seed + s - 1``
-  (the book's split is 1), so a result depends on no other cell.
+* :func:`cell_seed`, :func:`budget_key` (from :mod:`lib.experiments.cells`): the seed
+  of one cell, keyed by names and values, never positions; split ``s`` runs with root
+  seed ``seed + s - 1`` (the book's split is 1), so a result depends on no other cell.
 * :func:`calibrate`, :func:`calibrate_many`: one calibration, and many with the
   grid's cache (keyed by class and settings, target and public spec).
 * :func:`budgets` ``(task, notion)``, :func:`figure`: the figure defaults of
   :data:`lib.experiments.defaults.FIGURES`.
-* :data:`RDP_TARGET`, :data:`DP_TARGET`, :func:`layout`, :func:`runs_under`.
+* :data:`RDP_TARGET`, :data:`DP_TARGET`; :func:`layout`, :func:`runs_under` (from
+  :mod:`lib.experiments.cells`).
 
 Every (dataset, mechanism, budget) cell draws its noise from its own
 ``numpy.random.SeedSequence`` (:func:`cell_seed`), keyed by the seed and by the
@@ -45,9 +46,7 @@ from __future__ import annotations
 
 import collections.abc
 import sys
-import zlib
-from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -56,89 +55,14 @@ from lib import validation
 from lib.mechanisms.protocol import ModelCalibration, get
 from lib.privacy.guarantees import ApproximateDP, Guarantee, NotPrivate, RenyiDP
 from lib.experiments import defaults
+from lib.experiments.cells import LAYOUTS, Layout, budget_key, cell_seed, layout, runs_under
+from lib.experiments.prepared import Prepared, prepared
 from lib.experiments.preprocessing import SEED
+from lib.experiments.tasks import REGISTRY
 
 #: The targets of the book's grids: each budget replaces the level (``with_level``).
 RDP_TARGET = RenyiDP(defaults.RDP_ORDER, 1.0)
 DP_TARGET = ApproximateDP(1.0, defaults.DP_DELTA)
-#: The notion names of :data:`lib.experiments.defaults.FIGURES` and the target type of each.
-NOTIONS = {"rdp": RenyiDP, "dp": ApproximateDP}
-
-
-@dataclass(frozen=True, eq=False)
-class Prepared:
-    """One dataset prepared for a task on one train/test split: the arrays and their public metadata.
-
-    Attributes
-    ----------
-    dataset : str
-        The dataset's name (a seed key and a column of the frame).
-    seed : int or None
-        The split's seed (None: a split made elsewhere).
-    X_train, X_test : ndarray of int64, shape (n, K)
-        Codes of the training and test rows; column ``j`` in ``0 .. n_values[j] - 1``.
-        For a network every node, the label included, is a column.
-    y_train, y_test : ndarray of int64 or None
-        Class codes (None for a network, whose label is a node).
-    n_values : ndarray of int64, shape (K,)
-        Public domain size of every column.
-    n_classes : int
-        Number of classes (0 for a network).
-    attributes : tuple of str
-        Column names (a network's nodes, in topological order).
-    classes : tuple
-        Original label values, in code order.
-    parents : tuple of tuple of int
-        A network's parents of each node (indices into ``attributes``); empty otherwise.
-    Z_train, Z_test : ndarray of float, shape (n, J), or None
-        Raw numerical attributes (mixed naive Bayes), beside the codes of ``X``.
-    bounds : ndarray, shape (J, 2), or None
-        Their public ranges.
-    numerical : tuple of str
-        Their names.
-    c : float or None
-        The public bound on a row's norm of a design matrix (logistic regression).
-    """
-
-    dataset: str
-    seed: int | None
-    X_train: np.ndarray
-    X_test: np.ndarray
-    y_train: np.ndarray | None
-    y_test: np.ndarray | None
-    n_values: np.ndarray
-    n_classes: int
-    attributes: tuple
-    classes: tuple = ()
-    parents: tuple = ()
-    Z_train: np.ndarray | None = None
-    Z_test: np.ndarray | None = None
-    bounds: np.ndarray | None = None
-    numerical: tuple = ()
-    c: float | None = None
-
-
-def prepared(data, dataset: str = "data", seed: int | None = None) -> Prepared:
-    """``data`` as a :class:`Prepared`: a Prepared passes through; a ``Split`` or ``NetworkData`` is wrapped.
-
-    The arrays are not copied.
-
-    Raises
-    ------
-    TypeError
-        If ``data`` is none of these.
-    """
-    if isinstance(data, Prepared):
-        return data
-    if all(hasattr(data, k) for k in ("X_train", "X_test", "y_train", "y_test", "n_values", "n_classes")):
-        return Prepared(dataset, seed, data.X_train, data.X_test, data.y_train, data.y_test,
-                        np.asarray(data.n_values), int(data.n_classes), tuple(getattr(data, "attributes", ())),
-                        tuple(getattr(data, "classes", ())))
-    if all(hasattr(data, k) for k in ("nodes", "parents", "n_values", "train", "test")):
-        return Prepared(dataset, seed, data.train, data.test, None, None, np.asarray(data.n_values), 0,
-                        tuple(data.nodes), (), tuple(data.parents))
-    raise validation.ArgumentTypeError(f"data must be a Prepared, a Split (lib.experiments.preprocessing) or a "
-                                       f"NetworkData (lib.experiments.networks); got {type(data).__name__}")
 
 
 class Task(Protocol):
@@ -166,15 +90,11 @@ class Task(Protocol):
 
 def task_names() -> tuple:
     """The names of the registered tasks (:data:`lib.experiments.tasks.REGISTRY`)."""
-    from lib.experiments.tasks import REGISTRY
-
     return tuple(REGISTRY)
 
 
 def task_class(name):
     """The task class registered as ``name`` (a class passes through)."""
-    from lib.experiments.tasks import REGISTRY
-
     if isinstance(name, type):
         return name
     try:
@@ -183,8 +103,9 @@ def task_class(name):
         raise ValueError(f"task must be one of {tuple(REGISTRY)}; got {name!r:.60}") from None
 
 
-def figure(task: str, notion: str) -> defaults.Figure:
-    """The defaults of the figure of ``task`` under ``notion`` (``"rdp"`` or ``"dp"``)."""
+def figure(task: str, notion: type) -> defaults.Figure:
+    """The defaults of the figure of ``task`` under ``notion`` (:class:`~lib.privacy.guarantees.RenyiDP` or
+    :class:`~lib.privacy.guarantees.ApproximateDP`)."""
     try:
         return defaults.FIGURES[(task, notion)]
     except KeyError:
@@ -192,69 +113,10 @@ def figure(task: str, notion: str) -> defaults.Figure:
             from None
 
 
-def budgets(task: str, notion: str, n: int = defaults.N_BUDGETS) -> np.ndarray:
+def budgets(task: str, notion: type, n: int = defaults.N_BUDGETS) -> np.ndarray:
     """The log-spaced budget axis of a figure: ``n`` points between its :attr:`~lib.experiments.defaults.Figure.decades`."""
     n = validation.integer(n, "n")
     return np.logspace(*figure(task, notion).decades, n)
-
-
-class Layout(NamedTuple):
-    """How the frame of a grid of one type of target is laid out.
-
-    Attributes
-    ----------
-    budget : str
-        The column of the swept level.
-    fixed : tuple of str
-        The target's other parameters, shown as columns after it.
-    attained : bool
-        Whether the frame has an ``attained`` column (a target a mechanism may miss).
-    """
-
-    budget: str
-    fixed: tuple
-    attained: bool
-
-
-#: The layout of each type of target a grid runs.
-LAYOUTS = {RenyiDP: Layout("epsilon", (), False), ApproximateDP: Layout("epsilon_hat", ("delta",), True)}
-
-
-def layout(target) -> Layout:
-    """The :class:`Layout` of a grid of ``target``; a ValueError for a type no grid runs."""
-    if not isinstance(target, Guarantee) or type(target) not in LAYOUTS:
-        raise ValueError(f"target must be of type {' or '.join(t.__name__ for t in LAYOUTS)} "
-                         f"(e.g. RenyiDP(5.0, 1.0)); got {target!r:.80}")
-    return LAYOUTS[type(target)]
-
-
-def runs_under(mechanism, target) -> bool:
-    """Whether a grid of ``target`` runs ``mechanism``: it meets the type, or is a non-private reference."""
-    cls = get(mechanism)
-    return not cls.private or type(target) in cls.notions
-
-
-def _key(text: str) -> int:
-    return zlib.crc32(text.encode())
-
-
-def budget_key(epsilon: float) -> str:
-    """The budget as a seed key: ``epsilon`` to 12 significant digits.
-
-    A budget grid such as ``np.logspace(-3, 1, 10)`` is computed with ``power``,
-    whose last bit differs between CPUs (numpy's AVX-512 kernel gives
-    ``0x1.eb18f59ead9cap-5`` for the fifth point, libm ``...9cbp-5``). Keyed by
-    the exact value, one CPU drew the whole cell from another random stream; to
-    12 digits both are ``0.0599484250319``. (A value within an ulp of a 12-digit
-    rounding boundary would still split; ``tests/experiments/test_grid.py`` checks that
-    the book's grids are far from one.)
-    """
-    return format(float(epsilon), ".12g")
-
-
-def cell_seed(seed: int, dataset: str, model: str, epsilon: float) -> np.random.SeedSequence:
-    """The seed sequence of one (dataset, model, epsilon) cell of a grid (budget by :func:`budget_key`)."""
-    return np.random.SeedSequence(seed, spawn_key=(_key(dataset), _key(model), _key(budget_key(epsilon))))
 
 
 def calibrate(mechanism, target, spec, *, cache=None):

@@ -9,6 +9,7 @@ and :mod:`lib.experiments.defaults`, kept under their old names until every chap
 
 from __future__ import annotations
 
+from lib.privacy.guarantees import ApproximateDP, RenyiDP
 from lib.experiments import defaults, engine
 from lib.experiments.defaults import BN_DATASETS, DEFAULT_SEED, DP_DELTA
 from lib.experiments.engine import (DP_TARGET, LAYOUTS, RDP_TARGET, Layout, budget_key, calibrate, calibrate_many,
@@ -20,13 +21,13 @@ from lib.experiments.tasks import BayesianNetwork as NetworkTask
 from lib.experiments.tasks import NaiveBayes as NaiveBayesTask
 
 _calibration_key = calibration_key
-DEFAULT_EPSILONS = engine.budgets("naive-bayes", "rdp")
-DP_NB_EPSILONS = engine.budgets("naive-bayes", "dp")
-DP_BN_EPSILONS = engine.budgets("bayesian-network", "dp")
-NB_MODELS = defaults.FIGURES["naive-bayes", "rdp"].mechanisms
-BN_MODELS = defaults.FIGURES["bayesian-network", "rdp"].mechanisms
-NB_DP_MODELS = defaults.FIGURES["naive-bayes", "dp"].mechanisms
-BN_DP_MODELS = defaults.FIGURES["bayesian-network", "dp"].mechanisms
+DEFAULT_EPSILONS = engine.budgets("naive-bayes", RenyiDP)
+DP_NB_EPSILONS = engine.budgets("naive-bayes", ApproximateDP)
+DP_BN_EPSILONS = engine.budgets("bayesian-network", ApproximateDP)
+NB_MODELS = defaults.FIGURES["naive-bayes", RenyiDP].mechanisms
+BN_MODELS = defaults.FIGURES["bayesian-network", RenyiDP].mechanisms
+NB_DP_MODELS = defaults.FIGURES["naive-bayes", ApproximateDP].mechanisms
+BN_DP_MODELS = defaults.FIGURES["bayesian-network", ApproximateDP].mechanisms
 
 
 def evaluate(task, mechanism, budgets, n_repeats, *, privacy=RDP_TARGET, seed=DEFAULT_SEED, dataset="data",

@@ -19,6 +19,7 @@ import pytest
 from lib.experiments import cli, run
 from lib.experiments.cli import main
 from lib.experiments.defaults import FIGURES
+from lib.privacy.guarantees import ApproximateDP, RenyiDP
 from lib._version import __version__ as lib_version
 from lib.experiments.engine import prepared
 from lib.experiments.tasks import BayesianNetwork, NaiveBayes
@@ -172,14 +173,19 @@ def test_usage_error_from_a_real_process(tmp_path, extra, option):
 
 # ----------------------------------------------------------------------------- what a run writes
 
-@pytest.mark.parametrize("model, privacy", list(FIGURES))
+#: The --privacy choice of each type of target.
+CHOICE = {RenyiDP: "rdp", ApproximateDP: "dp"}
+GRIDS = [(model, CHOICE[notion]) for model, notion in FIGURES]
+
+
+@pytest.mark.parametrize("model, privacy", GRIDS)
 def test_case_insensitive_datasets_and_the_csv(tmp_path, capsys, synthetic_data, model, privacy):
     """The CSV is the grid of ``run`` with the chapter's mechanisms and budget axis."""
     assert main(command(tmp_path, "--datasets", "GERMANCREDIT", "adult", "--n-epsilons", "3", "--n-repeats",
                         "2", "--seed", "5", model=model, privacy=privacy)) == 0
     written = pd.read_csv(tmp_path / "out" / f"{model.replace('-', '_')}_{privacy}.csv")
     assert list(dict.fromkeys(written.dataset)) == ["GermanCredit", "Adult"]
-    mechanisms, ends, _ = FIGURES[(model, privacy)]
+    mechanisms, ends, _ = FIGURES[(model, {v: k for k, v in CHOICE.items()}[privacy])]
     expected = run(model, mechanisms, np.logspace(*ends, 3), privacy=cli.target(privacy, 5.0, 1e-5),
                    data=synthetic_data[model],
                    datasets=["GermanCredit", "Adult"], n_repeats=2, seed=5, progress=False)
@@ -187,7 +193,7 @@ def test_case_insensitive_datasets_and_the_csv(tmp_path, capsys, synthetic_data,
     assert f"wrote {len(expected)} rows" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("model, privacy", list(FIGURES))
+@pytest.mark.parametrize("model, privacy", GRIDS)
 def test_json_record(tmp_path, synthetic_data, model, privacy):
     assert main(command(tmp_path, "--n-epsilons", "2", "--n-repeats", "2", "--datasets", "germancredit",
                         model=model, privacy=privacy)) == 0
@@ -196,7 +202,7 @@ def test_json_record(tmp_path, synthetic_data, model, privacy):
     assert sorted(p.name for p in out.iterdir()) == [f"{stem}.csv", f"{stem}.json"]  # no temporary file left
     record = json.loads((out / f"{stem}.json").read_text())
     assert set(record) == RECORD_KEYS
-    mechanisms, ends, _ = FIGURES[(model, privacy)]
+    mechanisms, ends, _ = FIGURES[(model, {v: k for k, v in CHOICE.items()}[privacy])]
     assert record["model"] == model and record["privacy"] == privacy
     assert record["datasets"] == ["GermanCredit"] and record["mechanisms"] == list(mechanisms)
     np.testing.assert_allclose(record["budgets"], np.logspace(*ends, 2), rtol=1e-15)
@@ -255,7 +261,7 @@ def test_the_static_names_of_the_parser_are_the_registry_s():
 
     assert cli.DATASET_NAMES == DATASETS and cli.BN_DATASET_NAMES == BN_DATASETS
     # every task of the engine that has figure defaults (the grids of Section 5 and Appendix C)
-    assert cli.MODELS == tuple(t for t in REGISTRY if (t, "rdp") in FIGURES) and not hasattr(cli, "MECHANISM_NAMES")
+    assert cli.MODELS == tuple(t for t in REGISTRY if (t, RenyiDP) in FIGURES) and not hasattr(cli, "MECHANISM_NAMES")
     # the --privacy choices are the only notion names; each becomes a typed target
     assert cli.PRIVACY == ("rdp", "dp") and cli.target("rdp", 5.0, 1e-5) == engine.RDP_TARGET
     assert cli.target("dp", 5.0, 1e-5) == engine.DP_TARGET

@@ -9,7 +9,7 @@ import pytest
 from lib.experiments import defaults, engine
 from lib.experiments.engine import DP_TARGET, RDP_TARGET, Prepared
 from lib.experiments.tasks import REGISTRY, BayesianNetwork, NaiveBayes
-from lib.privacy.guarantees import ApproximateDP
+from lib.privacy.guarantees import ApproximateDP, NotPrivate
 
 pytestmark = pytest.mark.usefixtures("real_data")
 
@@ -88,16 +88,16 @@ def test_one_table_of_figure_defaults():
 
     assert {task for task, _ in defaults.FIGURES} <= set(REGISTRY)
     for (task, notion), fig in defaults.FIGURES.items():
-        assert task in REGISTRY and notion in engine.NOTIONS
+        assert task in REGISTRY and notion in (engine.RenyiDP, engine.ApproximateDP)
         b = engine.budgets(task, notion)
         assert b.size == defaults.N_BUDGETS and np.log10(b[[0, -1]]).tolist() == list(fig.decades)
         for m in fig.mechanisms:
-            assert engine.runs_under(m, {"rdp": RDP_TARGET, "dp": DP_TARGET}[notion])
+            assert engine.runs_under(m, {engine.RenyiDP: RDP_TARGET, engine.ApproximateDP: DP_TARGET}[notion])
             assert REGISTRY[task].supports(engine.get(m))
         assert set(fig.metrics) == set(REGISTRY[task].metrics)
     assert cli.FIGURES is defaults.FIGURES
     with pytest.raises(ValueError, match="task, notion"):
-        engine.figure("naive-bayes", "zcdp")
+        engine.figure("naive-bayes", NotPrivate)
 
 
 def test_registry_is_explicit():

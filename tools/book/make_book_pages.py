@@ -529,6 +529,8 @@ API_PAGES = {
         ("Preprocessing (Section 5.1)", "lib.experiments.preprocessing", ""),
         ("The Bayesian networks of Section 5.2", "lib.experiments.networks", ""),
         ("The task engine (Section 5, Appendix C)", "lib.experiments.engine", ""),
+        (None, "lib.experiments.prepared", ""),
+        (None, "lib.experiments.cells", ""),
         ("The tasks of the engine", "lib.experiments.tasks", ""),
         (None, "lib.experiments.tasks.naive_bayes", ""),
         (None, "lib.experiments.tasks.bayesian_network", ""),

@@ -7,7 +7,7 @@ import numpy as np
 from lib.models.bayesian_network import count_tables, log_likelihood, network_spec, release_tables
 from lib.privacy.guarantees import ApproximateDP, RenyiDP
 from lib.experiments.defaults import BN_DATASETS
-from lib.experiments.engine import Prepared, prepared
+from lib.experiments.prepared import Prepared, prepared
 from lib.experiments.networks import prepare_network
 from lib.experiments.preprocessing import BINNING
 from lib.experiments.tasks.naive_bayes import releases_count_tables

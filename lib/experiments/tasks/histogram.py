@@ -18,7 +18,8 @@ from lib import validation
 from lib.mechanisms.protocol import ReleaseSpec, get
 from lib.privacy.guarantees import ApproximateDP
 from lib.experiments.data import label_column
-from lib.experiments.engine import Prepared, layout, prepared
+from lib.experiments.cells import layout
+from lib.experiments.prepared import Prepared, prepared
 from lib.experiments.preprocessing import BINNING, prepare
 
 

@@ -55,7 +55,7 @@ from lib.models.logistic_regression import (BETA0, SAMPLERS, LogisticSampler, Se
                                             sample)
 from lib.experiments import schema
 from lib.experiments.data import label_column, load
-from lib.experiments.engine import Prepared
+from lib.experiments.prepared import Prepared
 from lib.experiments.preprocessing import EXCLUDED, SEED, TEST_SIZE, split_rows
 
 #: Public bounds of Adult's numerical attributes: ages 0..100 (adult.names:

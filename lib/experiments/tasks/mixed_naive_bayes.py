@@ -24,7 +24,7 @@ from lib.mechanisms.bounded_moments import MomentMechanism
 from lib.models.mixed_naive_bayes import draw, fit_statistics_grid, log_proba, mechanism_class
 from lib.experiments import datasets, schema
 from lib.experiments.data import DATA_ENV, DATASETS, cache_dir, label_column, load
-from lib.experiments.engine import Prepared
+from lib.experiments.prepared import Prepared
 from lib.experiments.preprocessing import EXCLUDED, SEED, TEST_SIZE, split_rows
 from lib.experiments.public_bounds import bounds_for
 

@@ -10,7 +10,8 @@ from lib.models.naive_bayes import count, model_spec, release_parameters
 from lib.models.naive_bayes.scoring import scores
 from lib.privacy.guarantees import ApproximateDP, RenyiDP
 from lib.experiments.data import DATASETS
-from lib.experiments.engine import Prepared, cell_seed, prepared
+from lib.experiments.cells import cell_seed
+from lib.experiments.prepared import Prepared, prepared
 from lib.experiments.preprocessing import BINNING, prepare
 
 

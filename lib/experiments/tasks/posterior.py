@@ -20,7 +20,7 @@ import pandas as pd
 from lib import validation
 from lib.mechanisms.protocol import get
 from lib.privacy.guarantees import ApproximateDP
-from lib.experiments.engine import Prepared
+from lib.experiments.prepared import Prepared, prepared
 from lib.experiments.hellinger import ENTRIES, head_to_head
 from lib.experiments.preprocessing import BINNING, prepare
 
@@ -59,8 +59,6 @@ class Posterior:
     @classmethod
     def prepare(cls, dataset: str, seed: int, binning: str = BINNING) -> Prepared:
         """The training labels of ``dataset`` on the split of ``seed`` (a dataset with two classes)."""
-        from lib.experiments.engine import prepared
-
         return prepared(prepare(dataset, seed=seed, binning=binning), dataset, seed)
 
     @staticmethod
