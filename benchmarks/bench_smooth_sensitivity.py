@@ -33,7 +33,7 @@ import numpy as np
 
 import _timing as timing
 from lib.models import mixed_naive_bayes as gnb
-from lib.experiments import mixed
+from lib.experiments.tasks import mixed_naive_bayes as mixed
 from lib.mechanisms import smooth_sensitivity as ss
 
 

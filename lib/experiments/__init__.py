@@ -23,8 +23,8 @@ of it.
 * :mod:`lib.experiments.plotting`: the book's figure style and the experiment figures;
 * :mod:`lib.experiments.cli`: ``python -m lib.experiments run ...``;
 * :mod:`lib.experiments.approximate_dp`: the approximate-DP measurements of chapter 9;
-* :mod:`lib.experiments.glm`, :mod:`lib.experiments.mixed`, :mod:`lib.experiments.hellinger`:
-  the experiments of the logistic-regression, mixed naive Bayes and smoothed-Hellinger chapters.
+* :mod:`lib.experiments.glm`, :mod:`lib.experiments.hellinger`:
+  the logistic-regression experiments (aliases of the task's names) and the smoothed-Hellinger ones.
 """
 
 import importlib

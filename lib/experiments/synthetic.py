@@ -4,7 +4,7 @@ Their Figures 15 and 16 compare splits of the budget between numerical and categ
 attributes on two synthetic data sets of 10 000 rows with five attributes of each kind, in
 one of which the label drives the numerical attributes and in the other the categorical ones.
 They do not say how the label is tied to the attributes; :func:`label_carrier` is the book's
-construction, in the dict layout of :func:`lib.experiments.mixed.mixed_data`.
+construction, in the dict layout of :func:`lib.experiments.tasks.mixed_naive_bayes.mixed_data`.
 """
 
 from __future__ import annotations

@@ -186,11 +186,10 @@ def test_cells_over_splits_and_claim_verdict():
 
 
 def test_old_names_are_the_verdict_functions():
-    from lib.experiments import analysis, glm, mixed
+    from lib.experiments import analysis, glm
 
     assert analysis.compare is verdicts.cell_z
     assert glm.compare is verdicts.cells_over_splits and glm.claim_verdict is verdicts.claim_verdict
-    assert mixed.paired_cv_test is verdicts.paired_cv_test
 
 
 # ------------------------------------------------------------------ budgets and margins (chapters 07-09)

@@ -432,7 +432,7 @@ def test_paired_cv_test_is_the_corrected_resampled_t_test():
     # 10 folds the standard error grows by sqrt(1 + J/9) for J folds.
     import pandas as pd
     from scipy import stats
-    from lib.experiments.mixed import paired_cv_test
+    from lib.experiments.verdicts import paired_cv_test
     rng = np.random.default_rng(3)
     rows = []
     for r in range(2):
@@ -537,7 +537,7 @@ def test_std_profile_equals_one_computation_of_every_distance():
 def test_evaluate_equals_fit_draw_and_score_per_epsilon():
     # mixed.evaluate fits every epsilon at once (fit_statistics_grid): the same numbers as the plain loop of
     # fit_statistics, draw and log_proba per epsilon with one generator.
-    from lib.experiments import mixed
+    from lib.experiments.tasks import mixed_naive_bayes as mixed
     from lib.models import mixed_naive_bayes as gnb
     rng = np.random.default_rng(8)
     n = 900
@@ -589,7 +589,7 @@ def test_min_ssd_windows_equals_one_size_at_a_time():
 def test_mixed_data_is_encoded_once_and_handed_out_fresh():
     # The file's rows are encoded once per process: the same arrays as encoding the loaded frame, and every
     # call gets its own copies (writing to one result changes no other).
-    from lib.experiments import mixed
+    from lib.experiments.tasks import mixed_naive_bayes as mixed
     from lib.experiments.data import load
     from lib.experiments.preprocessing import EXCLUDED
     name = "GermanCredit"

@@ -314,7 +314,7 @@ def test_logistic_regression_columns_are_identical_on_neighbours():
 @pytest.mark.needs_data
 @pytest.mark.parametrize("name", DATASETS)
 def test_mixed_data_domains_are_the_schema_and_identical_on_neighbours(name):
-    from lib.experiments import mixed
+    from lib.experiments.tasks import mixed_naive_bayes as mixed
     original, changed, i, attr = _unusual_neighbour(name)
     d1, d2 = mixed.mixed_data(name, frame=original), mixed.mixed_data(name, frame=changed)
     doms = schema.domains(name)
@@ -339,7 +339,7 @@ def test_mixed_data_domains_are_the_schema_and_identical_on_neighbours(name):
 
 
 def test_mixed_data_refuses_values_outside_the_public_domain():
-    from lib.experiments import mixed
+    from lib.experiments.tasks import mixed_naive_bayes as mixed
     f = pd.DataFrame({"status": [1, 7], "duration": [6.0, 12.0], "credit_risk": [0, 1]})
     with pytest.raises(ValueError, match="outside its public domain"):
         mixed.mixed_data("GermanCredit", frame=f)

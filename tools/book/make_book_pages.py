@@ -516,6 +516,11 @@ API_PAGES = {
         ("Theorems 16-17 and OPS checked by quadrature (chapter 11)", "lib.theory.logistic_quadrature", ""),
         ("The logistic-posterior sampler against a long reference run", "lib.theory.sampler_check", ""),
         ("The exact audit of the smoothed-Hellinger mechanism", "lib.theory.hellinger_audit", ""),
+        ("Neighbouring pairs and tied scores of the smoothed-Hellinger mechanism (chapter 12)",
+         "lib.theory.hellinger_pairs", ""),
+        ("The note's Hellinger formula in multiprecision (chapter 12)", "lib.theory.hellinger_multiprecision", ""),
+        ("Sensitivities by enumeration (chapter 13)", "lib.theory.sensitivity_enumeration", ""),
+        ("The Cauchy release on its densities (chapter 13)", "lib.theory.cauchy_densities", ""),
         ("Pseudo-counts of Dirichlet-sampling releases and empty cells (chapter 14)", "lib.theory.pseudo_counts", ""),
     ]),
     "experiments": ("lib.experiments: data and grids", (
@@ -546,8 +551,9 @@ API_PAGES = {
         ("The command line", "lib.experiments.cli", ""),
         ("Approximate-DP measurements (chapter 9)", "lib.experiments.approximate_dp", ""),
         ("Logistic-regression experiments (chapter 11)", "lib.experiments.glm", ""),
-        ("Mixed naive Bayes experiments (chapter 13)", "lib.experiments.mixed", ""),
         ("Smoothed-Hellinger experiments (chapter 12)", "lib.experiments.hellinger", ""),
+        ("Timing (chapter 12)", "lib.experiments.timing", ""),
+        ("Synthetic mixed data (chapter 13)", "lib.experiments.synthetic", ""),
     ]),
     "interop": ("lib.interop: dp-accounting and OpenDP", (
         "Bridges to the accountants people already use, as the optional extra `interop`: the "
