@@ -35,7 +35,9 @@ import importlib
 _LAZY = {"compare": "analysis", "pivot": "analysis", "summarise": "analysis", "cell_seed": "grid",
          "evaluate": "grid", "NaiveBayesTask": "grid", "NetworkTask": "grid", "run": "grid"}
 
-__all__ = ["cell_seed", "compare", "evaluate", "NaiveBayesTask", "NetworkTask", "pivot", "run", "summarise"]
+#: The names under their own names (``compare``, ``NaiveBayesTask`` and ``NetworkTask`` resolve too: the former
+#: names of :func:`lib.experiments.verdicts.cell_z` and of the tasks' classes).
+__all__ = ["cell_seed", "evaluate", "pivot", "run", "summarise"]
 
 
 def __getattr__(name):

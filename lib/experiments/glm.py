@@ -12,5 +12,5 @@ from lib.experiments.tasks.logistic_regression import (ADULT_BOUNDS, DIGIT_BOUND
 from lib.experiments.verdicts import OUTCOMES, claim_verdict
 from lib.experiments.verdicts import cells_over_splits as compare
 
-__all__ = ["ADULT_BOUNDS", "DIGIT_BOUNDS", "OUTCOMES", "PAPER_WIDTH", "GLMData", "adult", "claim_verdict", "compare",
+__all__ = ["ADULT_BOUNDS", "DIGIT_BOUNDS", "OUTCOMES", "PAPER_WIDTH", "GLMData", "adult", "claim_verdict",
            "design_matrix", "digits", "normalise_rows", "one_hot", "run_grid", "run_splits", "scale"]

@@ -45,6 +45,6 @@ def run(model, mechanisms, budgets, *, privacy=RDP_TARGET, datasets=None, data=N
 
 
 __all__ = ["BN_DATASETS", "BN_DP_MODELS", "BN_MODELS", "DEFAULT_EPSILONS", "DEFAULT_SEED", "DP_BN_EPSILONS",
-           "DP_DELTA", "DP_NB_EPSILONS", "DP_TARGET", "LAYOUTS", "Layout", "NB_DP_MODELS", "NB_MODELS",
-           "NaiveBayesTask", "NetworkTask", "RDP_TARGET", "TASKS", "budget_key", "calibrate", "calibrate_many",
+           "DP_DELTA", "DP_NB_EPSILONS", "LAYOUTS", "Layout", "NB_DP_MODELS", "NB_MODELS",
+           "TASKS", "budget_key", "calibrate", "calibrate_many",
            "cell_seed", "evaluate", "layout", "prepare", "prepare_network", "run", "runs_under", "task_class"]
