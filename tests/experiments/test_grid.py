@@ -1,4 +1,5 @@
-"""Tests of lib.experiments: the one grid (tasks, evaluate, run), its analysis and its figures.
+"""Tests of the grids of the engine (lib.experiments.engine with the naive-Bayes and network tasks), their analysis
+and their figures.
 
 Every grid here runs on the synthetic datasets of ``conftest.py`` (fixtures
 ``splits`` and ``networks``); the command line is tested in ``test_cli.py``.
@@ -11,10 +12,18 @@ import pytest
 from lib.privacy.guarantees import ApproximateDP, PureDP, RenyiDP
 from lib.mechanisms.noise import GaussianMechanism, LaplaceMechanism
 from lib.models.bayesian_network import count_tables, log_likelihood, network_spec, release_tables
-from lib.experiments import NaiveBayesTask, NetworkTask, cell_seed, compare, evaluate, pivot, run, summarise
-from lib.experiments.grid import BN_DP_MODELS, BN_MODELS, NB_DP_MODELS, NB_MODELS, calibrate
+from lib.experiments.analysis import pivot, summarise
+from lib.experiments.defaults import FIGURES
+from lib.experiments.engine import calibrate, cell_seed, evaluate, run
+from lib.experiments.tasks import BayesianNetwork as NetworkTask
+from lib.experiments.tasks import NaiveBayes as NaiveBayesTask
+from lib.experiments.verdicts import cell_z as compare
 from lib.models.naive_bayes import PrivateNaiveBayes, cross_entropy, log_proba, release_parameters
 from lib.mechanisms.protocol import get
+
+NB_MODELS, BN_MODELS = FIGURES["naive-bayes", RenyiDP].mechanisms, FIGURES["bayesian-network", RenyiDP].mechanisms
+NB_DP_MODELS = FIGURES["naive-bayes", ApproximateDP].mechanisms
+BN_DP_MODELS = FIGURES["bayesian-network", ApproximateDP].mechanisms
 
 DP = ApproximateDP(1.0, 1e-5)  # the approximate-DP grid's target (each budget replaces its level)
 
@@ -118,15 +127,15 @@ def test_validation(splits, networks):
     with pytest.raises(ValueError, match="epsilons"):
         evaluate(task, "dirichlet", [0.0, 1.0], 2)
     with pytest.raises(ValueError, match="epsilon_hats"):
-        evaluate(task, "dirichlet", [[1.0]], 2, privacy=DP)
+        evaluate(task, "dirichlet", [[1.0]], 2, target=DP)
     with pytest.raises(ValueError, match="n_repeats"):
         evaluate(task, "dirichlet", [1.0], 0)
     with pytest.raises(ValueError, match="mechanism"):
         evaluate(task, "svm", [1.0], 1)
     with pytest.raises(ValueError, match="target must be of type RenyiDP or ApproximateDP"):
-        evaluate(task, "dirichlet", [1.0], 1, privacy="rdp")
+        evaluate(task, "dirichlet", [1.0], 1, target="rdp")
     with pytest.raises(ValueError, match="target must be of type RenyiDP or ApproximateDP"):
-        evaluate(task, "laplace", [1.0], 1, privacy=PureDP(1.0))
+        evaluate(task, "laplace", [1.0], 1, target=PureDP(1.0))
     with pytest.raises(ValueError, match="'gohari' mechanism cannot meet a RenyiDP target"):
         evaluate(task, "gohari", [1.0], 1)
 
@@ -231,7 +240,7 @@ def test_bayesian_network_summary_and_plot(splits, networks):
 # ------------------------------------------------------------------ approximate DP (Appendix C)
 
 def test_naive_bayes_dp_tidy_frame_and_seeding(splits, networks):
-    res = grid("naive-bayes", splits, networks, mechanisms=NB_DP_MODELS, budgets=EPS_DP, privacy=DP,
+    res = grid("naive-bayes", splits, networks, mechanisms=NB_DP_MODELS, budgets=EPS_DP, target=DP,
                n_repeats=3, seed=4)
     assert list(res.columns) == ["dataset", "model", "epsilon_hat", "delta", "repeat", "attained",
                                  "cross_entropy", "accuracy"]
@@ -241,11 +250,11 @@ def test_naive_bayes_dp_tidy_frame_and_seeding(splits, networks):
     assert np.isfinite(ok[["cross_entropy", "accuracy"]].to_numpy()).all()
     assert res[~res.attained][["cross_entropy", "accuracy"]].isna().all().all()
     # a cell does not depend on the rest of the grid; reruns are identical
-    part = grid("naive-bayes", splits, networks, mechanisms=("gaussian",), budgets=EPS_DP[1:], privacy=DP,
+    part = grid("naive-bayes", splits, networks, mechanisms=("gaussian",), budgets=EPS_DP[1:], target=DP,
                 n_repeats=3, seed=4, datasets=["two"])
     full = res[(res.dataset == "two") & (res.model == "gaussian") & (res.epsilon_hat == EPS_DP[1])]
     np.testing.assert_array_equal(part.cross_entropy, full.cross_entropy)
-    again = grid("naive-bayes", splits, networks, mechanisms=NB_DP_MODELS, budgets=EPS_DP, privacy=DP,
+    again = grid("naive-bayes", splits, networks, mechanisms=NB_DP_MODELS, budgets=EPS_DP, target=DP,
                  n_repeats=3, seed=4)
     pd.testing.assert_frame_equal(res, again)
     # the non-private models do not depend on the privacy notion: the RDP grid's scores
@@ -260,7 +269,7 @@ def test_naive_bayes_dp_uses_the_calibrated_per_release_objects(splits):
     split = splits["two"]
     task = NaiveBayesTask(split)
     assert task.spec.shapes == ((1, 3), (3, 3), (3, 3)) and task.spec.n_total == len(split.y_train)
-    res = evaluate(task, "laplace", EPS_DP, 2, privacy=DP, seed=1, dataset="two")
+    res = evaluate(task, "laplace", EPS_DP, 2, target=DP, seed=1, dataset="two")
     for eps in EPS_DP:
         cal = calibrate("laplace", DP.with_level(eps), task.spec)
         assert cal.parameters["scale"] == pytest.approx(2 * 3 / eps)  # m = K + 1 = 3
@@ -274,11 +283,11 @@ def test_naive_bayes_dp_uses_the_calibrated_per_release_objects(splits):
                  for target in (ApproximateDP(0.01, 1e-5), RenyiDP(5.0, 9.0))]
     assert smoothing[0] == smoothing[1] == [0.0, 0.1, 0.1]
     with pytest.raises(ValueError, match="mechanism must be one of"):
-        evaluate(task, "exponential", EPS_DP, 2, privacy=DP)
+        evaluate(task, "exponential", EPS_DP, 2, target=DP)
     with pytest.raises(ValueError, match="delta"):
-        evaluate(task, "gaussian", EPS_DP, 2, privacy=ApproximateDP(1.0, 0.0))
+        evaluate(task, "gaussian", EPS_DP, 2, target=ApproximateDP(1.0, 0.0))
     with pytest.raises(ValueError, match="n_repeats"):
-        evaluate(task, "gaussian", EPS_DP, 0, privacy=DP)
+        evaluate(task, "gaussian", EPS_DP, 0, target=DP)
 
 
 def test_naive_bayes_dp_unattained_cells_are_flagged(splits, monkeypatch):
@@ -288,7 +297,7 @@ def test_naive_bayes_dp_unattained_cells_are_flagged(splits, monkeypatch):
         raise ValueError("delta below the floor")
 
     monkeypatch.setattr(mechanism, "gohari_releases", refuse)
-    res = evaluate(NaiveBayesTask(splits["one"]), "gohari", EPS_DP, 2, privacy=DP, dataset="one")
+    res = evaluate(NaiveBayesTask(splits["one"]), "gohari", EPS_DP, 2, target=DP, dataset="one")
     assert not res.attained.any() and res.cross_entropy.isna().all()
     summary = summarise(res)
     assert not summary.attained.any() and summary.cross_entropy_mean.isna().all()
@@ -298,7 +307,7 @@ def test_bayesian_network_dp_grid_and_shapes(splits, networks):
     data = networks["one"]
     task = NetworkTask(data)
     assert task.spec.shapes == ((1, 2), (1, 3), (6, 4), (4, 2))
-    res = grid("bayesian-network", splits, networks, mechanisms=BN_DP_MODELS, budgets=EPS_DP, privacy=DP,
+    res = grid("bayesian-network", splits, networks, mechanisms=BN_DP_MODELS, budgets=EPS_DP, target=DP,
                n_repeats=2, seed=2)
     assert list(res.columns) == ["dataset", "model", "epsilon_hat", "delta", "repeat", "attained",
                                  "log_likelihood"]
@@ -323,7 +332,7 @@ def test_plot_grid_dp_legend_and_panels(splits, networks):
     from lib.experiments.plotting import plot_grid
 
     summary = summarise(grid("naive-bayes", splits, networks, mechanisms=NB_DP_MODELS, budgets=EPS_DP,
-                             privacy=DP, n_repeats=2))
+                             target=DP, n_repeats=2))
     fig, axes = plot_grid(summary, "cross_entropy", ["one", "two"], NB_DP_MODELS)
     assert [ax.get_title() for ax in axes.flat if ax.get_visible()] == ["one", "two"]
     assert [t.get_text() for t in fig.legends[0].get_texts()] == [
@@ -413,7 +422,11 @@ def test_budget_keys_do_not_hinge_on_the_last_bit():
     power and 0x1.eb18f59ead9cbp-5 with libm's; keyed by repr, the two machines drew the whole
     cell from different streams. Every grid the book runs, moved by up to 4 ulps, keeps its key.
     """
-    from lib.experiments.grid import DEFAULT_EPSILONS, DP_BN_EPSILONS, DP_NB_EPSILONS, budget_key
+    from lib.experiments.cells import budget_key
+    from lib.experiments.engine import budgets
+
+    DEFAULT_EPSILONS = budgets("naive-bayes", RenyiDP)
+    DP_NB_EPSILONS, DP_BN_EPSILONS = budgets("naive-bayes", ApproximateDP), budgets("bayesian-network", ApproximateDP)
 
     a, b = float.fromhex("0x1.eb18f59ead9cap-5"), float.fromhex("0x1.eb18f59ead9cbp-5")
     assert repr(a) != repr(b) and budget_key(a) == budget_key(b)
