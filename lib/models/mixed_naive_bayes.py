@@ -725,7 +725,16 @@ class MixedNaiveBayes(ClassifierProtocol):
 
     def _split(self, X):
         X = np.asarray(X, dtype=float)
-        mask = np.zeros(X.shape[1], bool) if self.categorical is None else np.asarray(self.categorical, bool)
+        if X.ndim != 2:
+            raise ValueError(f"X must be a 2-D array of rows and columns; got {X.ndim} dimension(s)")
+        if self.categorical is None:
+            return X[:, :0].astype(np.int64), X
+        mask = np.asarray(self.categorical)
+        if mask.ndim != 1 or mask.dtype != bool:
+            raise ValueError("categorical must be a 1-D sequence of booleans, one per column of X")
+        if mask.shape[0] != X.shape[1]:
+            raise ValueError(f"categorical must have one entry per column of X: {X.shape[1]} columns, "
+                             f"{mask.shape[0]} entries")
         return X[:, mask].astype(np.int64), X[:, ~mask]
 
     def fit(self, X, y):

@@ -40,7 +40,7 @@ def code_cells(path: Path) -> list[str]:
 
 def _parsed(cell: str) -> ast.Module:
     # IPython magics and shell escapes are not Python; they never define anything.
-    lines = ["" if re.match(r"\s*[%!]", line) else line for line in cell.splitlines()]
+    lines = ["" if re.match(r"\s*(?:%|!(?!=))", line) else line for line in cell.splitlines()]
     return ast.parse("\n".join(lines))
 
 

@@ -534,3 +534,17 @@ def test_moment_statistics_equal_the_public_sensitivities(calibration):
         assert (t1, t2) == (float(np.sort(x)[m:x.size - m].mean()), float(x2[m:x.size - m].mean()))
         assert b1 == mult * ss.smooth_sensitivity_trimmed_mean(x, lo, hi, m, beta)
         assert b2 == mult * ss.smooth_sensitivity_trimmed_mean(x2, lo2, hi2, m, beta)
+
+
+@pytest.mark.parametrize("mask", [[True], [True, False, True], [], [1, 0], "ab", [[True, False]]])
+def test_a_categorical_mask_that_does_not_fit_the_columns_is_refused(mask):
+    """Issue 41: a `categorical` mask of the wrong length (an IndexError before) or of non-booleans
+    is refused by name before anything is computed; the right mask still fits."""
+    rng = np.random.default_rng(0)
+    X = np.c_[rng.integers(0, 2, 60), rng.random(60)]
+    y = rng.integers(0, 2, 60)
+    options = dict(n_values=[2], bounds=[[0.0, 1.0]], n_classes=2, random_state=0)
+    with pytest.raises(ValueError, match="categorical"):
+        gnb.MixedNaiveBayes("sample_moments", categorical=mask, **options).fit(X, y)
+    fitted = gnb.MixedNaiveBayes("sample_moments", categorical=[True, False], **options).fit(X, y)
+    assert fitted.predict(X).shape == (60,)
