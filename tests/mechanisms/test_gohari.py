@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import itertools
+import time
 
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lib.mechanisms.gohari import (GohariGuarantee, gohari_calibrate, gohari_delta, gohari_epsilon, gohari_epsilon_at,
                                    gohari_parameters, min_part_cdf)
 from lib.mechanisms.gohari.core import params, union_tail, vertices
 from lib.mechanisms.gohari.reference import delta_reference, epsilon_reference
 from lib.mechanisms.dirichlet.special import log_multivariate_beta
+from lib.mechanisms import gohari
 
 # (r, lam, n_total, d): the Figure 2 setting, Figure 3's histogram and the
 # extremes of the experiments (d from 2 to 20, N from 100 to 50000)
@@ -269,3 +273,43 @@ def test_reference_incomplete_beta_equals_the_continued_fraction():
             got = _mp_lower_tail(mpmath, mpmath.mpf(x), mpmath.mpf(a), mpmath.mpf(b))
         with mpmath.workdps(70):
             assert abs(got / want - 1) < mpmath.mpf(10) ** -45, (a, b, x)
+
+
+LEAKS = ("did not converge", "NaN", "solver cannot continue", "nan")
+
+
+def _clean(exc):
+    message = str(exc)
+    assert not any(leak in message for leak in LEAKS), message
+    return message
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(epsilon_hat=1.0, n_total=1e300, d=5), r"n_total must be in \[1, 1e\+15\]"),
+    (dict(epsilon_hat=1e100, n_total=1000, d=5), r"epsilon_hat must be in \(0, 10000\]"),
+    (dict(epsilon_hat=1e-300, n_total=1000, d=5), r"no r in \[1e-300, 1e12\] meets"),
+])
+def test_gohari_calibrate_refuses_quickly_instead_of_hanging(kwargs, match):
+    start = time.monotonic()
+    with pytest.raises(ValueError, match=match):
+        gohari.gohari_calibrate(delta=1e-5, lam=5, **kwargs)  # hung for minutes before the fix
+    assert time.monotonic() - start < 5  # generous for a shared 2-core machine
+
+
+@settings(max_examples=15, deadline=None)
+@given(log_eps=st.floats(-3, 4), log_n=st.floats(0.5, 15), d=st.sampled_from([2, 5, 1000]),
+       log_delta=st.floats(-100, -1))
+def test_gohari_calibrate_over_its_range(log_eps, log_n, d, log_delta):
+    start = time.monotonic()
+    try:
+        g = gohari.gohari_calibrate(10.0**log_eps, 10.0**log_delta, lam=5, n_total=10.0**log_n, d=d)
+    except ValueError as exc:
+        _clean(exc)
+        return
+    assert g.epsilon_hat <= 10.0**log_eps * (1 + 1e-12)
+    assert time.monotonic() - start < 20
+
+
+def test_gohari_epsilon_refuses_a_scale_beyond_its_range():
+    with pytest.raises(ValueError, match=r"r must be in \(0, 1e\+12\]"):
+        gohari.gohari_epsilon(1e100, 1e-5, lam=5, n_total=100, d=5)  # hung before the fix

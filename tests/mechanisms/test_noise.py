@@ -6,10 +6,12 @@ from dp_accounting.rdp.rdp_privacy_accountant import _laplace_rdp  # Mironov 201
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate
+import mpmath
 
 from lib.privacy.guarantees import ApproximateDP
 from lib.mechanisms.noise import (CLIP_FLOOR, GaussianMechanism, LaplaceMechanism, SmoothedEstimate, Uniform,
                            clip_and_normalise, laplace_rdp, laplace_scale)
+from lib.mechanisms.noise import calibration as noise_calibration
 
 LAMS = [1.01, 1.5, 2.0, 5.0, 20.0, 200.0]
 SCALES = np.logspace(-2, 3, 11)
@@ -250,3 +252,63 @@ def test_classical_gaussian_attained_below_1_meets_the_exact_delta(delta):
             assert sigma == pytest.approx(np.sqrt(2 * np.log(1.25 / delta)) * np.sqrt(2.0 * m) / eps, rel=1e-14)
             assert cal.releases[0].sigma == sigma
             assert _exact_gaussian_delta(sigma, eps, np.sqrt(2.0 * m)) <= delta
+
+
+def _on_simplex(y):
+    assert np.all(np.isfinite(y)) and np.all(y > 0)
+    # a sum of d doubles each rounded once: a few units of 1e-16
+    np.testing.assert_allclose(y.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("x, floor, want", [
+    ([1e308, 1e308], 1e-6, [0.5, 0.5]),
+    ([1.0, 1.0, 1.0, 1.0], 1e308, [0.25] * 4),
+    ([1.7e308, 1.7e308, -1.0], 1e-6, None),
+    ([1e300, -5.0], 1e-300, None),
+])
+def test_clip_and_normalise_at_the_edges(x, floor, want):
+    y = clip_and_normalise(x, floor=floor)
+    _on_simplex(y)
+    if want is not None:
+        np.testing.assert_allclose(y, want, rtol=1e-15)
+
+
+@settings(max_examples=60, deadline=None)
+@given(log_s=st.floats(-300, 0), log_lam=st.floats(-12, 12))
+def test_laplace_rdp_is_accurate_for_small_sensitivity_ratios(log_s, log_lam):
+    """Against mpmath (enough digits to survive the cancellation of order s^2): the closed
+    form cancelled to zero or garbage for s below 1e-8."""
+    s, lam = 10.0**log_s, 1 + 10.0**log_lam
+    with mpmath.workdps(int(40 - 2 * log_s + 2 * abs(log_lam))):
+        S, L = mpmath.mpf(s), mpmath.mpf(lam)
+        arg = L / (2 * L - 1) * mpmath.exp((L - 1) * S) + (L - 1) / (2 * L - 1) * mpmath.exp(-L * S)
+        want = float(mpmath.log(arg) / (L - 1))
+    got = float(laplace_rdp(1.0 / s, lam))
+    if want < 1e-300:
+        assert got < 1e-290  # underflows with the truth
+    else:
+        # the series is exact to 1e-18; the closed form (u >= 1e-6) to about 1e-16 / (lam s) <= 1e-9
+        assert abs(got / want - 1) < 2e-9
+
+
+@pytest.mark.parametrize("eps", [1e-300, 1e-100, 1e-20])
+def test_laplace_scale_for_tiny_epsilon(eps):
+    b = float(laplace_scale(eps, 2.0, 2.0))
+    # epsilon(b) = lam s^2 / 2 to first order, s = l1 / b: b = l1 sqrt(lam / (2 eps)); it was 3.8e122 for 1e-300
+    assert b == pytest.approx(2.0 * np.sqrt(2.0 / (2 * eps)), rel=1e-9)
+    assert float(laplace_rdp(b, 2.0, 2.0)) == pytest.approx(eps, rel=1e-9)
+
+
+@settings(max_examples=50, deadline=None)
+@given(log_eps=st.floats(-8, 10), log_delta=st.floats(-300, -1e-4), log_sens=st.floats(-50, 50))
+def test_analytic_gaussian_sigma_meets_delta_over_its_range(log_eps, log_delta, log_sens):
+    eps, delta, sens = 10.0**log_eps, 10.0**log_delta, 10.0**log_sens
+    sigma = noise_calibration.analytic_gaussian_sigma(eps, delta, sens)
+    # brentq in log sigma to 1e-13: delta(sigma) is steep but smooth, 1e-6 relative leaves room
+    assert noise_calibration.analytic_gaussian_delta(sigma, eps, sens) == pytest.approx(delta, rel=1e-6)
+
+
+def test_analytic_gaussian_sigma_refuses_beyond_its_range():
+    with pytest.raises(ValueError, match=r"epsilon_hat must be in \(0, 1e\+10\]"):
+        noise_calibration.analytic_gaussian_sigma(1e11, 1e-5, 1.0)  # NaN in brentq before the fix
+    assert np.isfinite(noise_calibration.rdp_gaussian_sigma(1e300, 1e-5, 1.0, grid_size=16))

@@ -6,6 +6,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lib.mechanisms.noise import (ClassicalGaussianMechanism, GaussianMechanism, LaplaceMechanism, SmoothedEstimate,
                            Uniform)
@@ -338,3 +340,26 @@ def test_a_new_mechanism_runs_from_the_command_line(add_one, tmp_path, capsys, m
     assert record["mechanisms"] == ["add_one", "mle"] and record["rows"] == len(res)
     assert record["datasets"] == ["GermanCredit"] and record["privacy"] == privacy
     assert f"wrote {len(res)} rows" in capsys.readouterr().out
+
+
+def _on_simplex(y):
+    assert np.all(np.isfinite(y)) and np.all(y > 0)
+    # a sum of d doubles each rounded once: a few units of 1e-16
+    np.testing.assert_allclose(y.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
+
+
+MECHANISMS = [DirichletMechanism(1.0, 2.0), GaussianMechanism(1.0, 2.0), LaplaceMechanism(1.0, 2.0)]
+
+
+@pytest.mark.parametrize("mech", MECHANISMS, ids=lambda m: type(m).__name__)
+@settings(max_examples=40, deadline=None)
+@given(exponent=st.floats(0, 307.5), d=st.integers(2, 6), seed=st.integers(0, 2**32 - 1))
+def test_release_of_counts_up_to_the_double_range_is_on_the_simplex(mech, exponent, d, seed):
+    counts = np.random.default_rng(seed).uniform(0, 1, size=(3, d)) * 10.0**exponent
+    _on_simplex(mech.release(counts, rng=seed))
+
+
+@pytest.mark.parametrize("mech", MECHANISMS, ids=lambda m: type(m).__name__)
+def test_the_reported_examples(mech):
+    y = mech.release([1e308, 1e308], rng=0)  # all zeros (Dirichlet) or NaN before the fix
+    _on_simplex(y)

@@ -1,5 +1,6 @@
 """Tests of lib.models.bayesian_network: structures, counts, accounting, releases, eq. (11)."""
 
+import time
 import itertools
 from types import SimpleNamespace
 
@@ -18,6 +19,7 @@ from lib.experiments.networks import AUTHOR_NAMES, NETWORKS, draw_network, prepa
 from lib.mechanisms.protocol import ReleaseSpec, get
 
 from tests.conftest import network_rows
+from lib.models import bayesian_network as bn
 
 # A small DAG with a root, a two-parent node and a node whose parents are given
 # in non-sorted order: 0 -> 2, 1 -> 2, 2 -> 3, 0 -> 3.
@@ -394,3 +396,38 @@ def test_prepare_network(name):
 def test_prepare_network_rejects_unknown_names():
     with pytest.raises(ValueError, match="GermanCredit"):
         prepare_network("Digit")
+
+
+CODE_N_VALUES = np.array([2, 3])
+
+
+X = np.array([[0, 1], [1, 2], [1, 0], [0, 0], [1, 1]])
+
+
+def test_bayesian_network_codes_are_checked_before_indexing():
+    parents = [(), (0,)]
+    tables = bn.count_tables(X, CODE_N_VALUES, parents)
+    logs = bn.release_tables(tables, DirichletMechanism.calibrate(RenyiDP(5.0, 1.0), bn.network_spec(CODE_N_VALUES, parents, 5)),
+                             rng=0)
+    for bad in ([[0, 3]], [[-1, 0]], [[2**40, 0]]):
+        with pytest.raises(ValueError, match="codes must hold codes"):
+            bn.log_likelihood(np.array(bad), logs, CODE_N_VALUES, parents)
+
+
+def test_network_spec_does_not_wrap_around():
+    # 2**32 * 2**32 wraps to 0 in int64; the spec must refuse, not return 0 rows.
+    with pytest.raises(ValueError, match="cells"):
+        bn.network_spec([2**32, 2**32, 2], [(), (), (0, 1)], 10)
+
+
+def _quick(func, match):
+    start = time.monotonic()
+    with pytest.raises(ValueError, match=match):
+        func()
+    assert time.monotonic() - start < 2  # refused before any allocation
+
+
+def test_bayesian_network_caps_the_total_over_all_tables():
+    n_values = [10**4] * 3
+    parents = [(), (0,), (1,)]  # 1e4 + 1e8 + 1e8 cells: each table at the cap, together above it
+    _quick(lambda: bn.count_tables(np.zeros((1, 3), int), n_values, parents), "tables would have")

@@ -1,10 +1,13 @@
 """Tests of lib.models.naive_bayes: counts, accounting, releases and the private model."""
 
+import time
 import itertools
 
 import numpy as np
 import pytest
 from scipy.special import logsumexp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.naive_bayes import CategoricalNB
 
 from lib.privacy.guarantees import NotPrivate, RenyiDP
@@ -17,6 +20,9 @@ from lib.models.naive_bayes import (PrivateNaiveBayes, count, log_proba, model_s
 from lib.mechanisms.protocol import ModelCalibration, get
 
 from tests.conftest import categorical_rows as synthetic
+from lib.models import naive_bayes as nb
+from lib.experiments.tasks import NaiveBayes as NaiveBayesTask
+from lib.experiments.preprocessing import Split
 
 #: The private mechanisms with an RDP calibration, and every mechanism a model can be fitted with.
 PRIVATE_RDP = ("dirichlet", "gaussian", "laplace")
@@ -358,3 +364,143 @@ def test_model_spec_and_releases_of():
         releases_of(cal, 3)
     with pytest.raises(ValueError, match="n_classes"):
         model_spec([2, 2], 1, 10)
+
+
+N_VALUES = np.array([2, 3])
+
+
+X = np.array([[0, 1], [1, 2], [1, 0], [0, 0], [1, 1]])
+
+
+Y = np.array([0, 0, 1, 1, 1])
+
+
+def _released():
+    class_counts, feature_counts = nb.count(X, Y, N_VALUES, 2)
+    cal = DirichletMechanism.calibrate(RenyiDP(5.0, 1.0), nb.model_spec(N_VALUES, 2, len(Y)))
+    return nb.release_parameters(class_counts, feature_counts, cal, n_draws=3, rng=0)
+
+
+@pytest.mark.parametrize("bad, column, row", [(2, 0, 1), (-1, 0, 1), (3, 1, 0), (10**12, 1, 2)])
+def test_log_proba_refuses_a_code_outside_the_domain(bad, column, row):
+    prior, tables = _released()
+    test = X.copy()
+    test[row, column] = bad
+    with pytest.raises(ValueError) as err:  # 10**12 crashed the interpreter before the fix
+        nb.log_proba(test, prior, tables, N_VALUES)
+    message = str(err.value)
+    assert f"column {column}" in message and f"row {row}" in message and str(bad) in message
+    assert f"[0, {N_VALUES[column] - 1}]" in message
+
+
+def test_log_proba_refuses_tables_that_do_not_fit_n_values():
+    prior, tables = _released()
+    with pytest.raises(ValueError, match=r"log_feature\[1\] must have shape"):
+        nb.log_proba(X, prior, [tables[0], tables[1][..., :2]], N_VALUES)
+    with pytest.raises(ValueError, match="one table per attribute"):
+        nb.log_proba(X, prior, tables[:1], N_VALUES)
+
+
+@pytest.mark.parametrize("func", [nb.cross_entropy, nb.accuracy])
+@pytest.mark.parametrize("bad", [2, -1, 7])
+def test_scores_refuse_labels_outside_the_classes(func, bad):
+    prior, tables = _released()
+    lp = nb.log_proba(X, prior, tables, N_VALUES)
+    y = Y.copy()
+    y[3] = bad
+    with pytest.raises(ValueError, match=rf"y must hold class codes in \[0, 1\]; got {bad} at index 3"):
+        func(lp, y)
+
+
+@pytest.mark.parametrize("func", [nb.cross_entropy, nb.accuracy])
+def test_scores_refuse_float_labels_and_wrong_lengths(func):
+    prior, tables = _released()
+    lp = nb.log_proba(X, prior, tables, N_VALUES)
+    with pytest.raises(TypeError, match="y must be a 1-D integer array"):
+        func(lp, Y.astype(float) + 0.5)
+    with pytest.raises(ValueError, match="one label per row"):
+        func(lp, Y[:-1])
+
+
+def test_a_user_built_split_with_a_bad_test_code_is_refused_by_the_evaluation():
+    split = Split(X, np.array([[0, 3]]), Y, np.array([1]), N_VALUES, 2, ("a", "b"), (0, 1))
+    task = NaiveBayesTask(split)
+    cal = DirichletMechanism.calibrate(RenyiDP(5.0, 1.0), task.spec)
+    batch = task.release(cal, 2, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"X must hold codes in \[0, 2\] in column 1"):
+        task.score([batch])
+    bad_label = split._replace(X_test=np.array([[0, 2]]), y_test=np.array([2]))
+    with pytest.raises(ValueError, match="y must hold class codes"):
+        NaiveBayesTask(bad_label).score([batch])
+
+
+def test_private_naive_bayes_refuses_bad_codes_at_prediction():
+    model = PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=0).fit(X, Y, n_values=N_VALUES, n_classes=2)
+    for bad in ([[2, 0]], [[-1, 0]], [[0, 10**12]]):
+        with pytest.raises(ValueError, match="X must hold codes"):
+            model.predict_proba(np.array(bad))
+    np.testing.assert_array_equal(model.predict(X.astype(float)), model.predict(X))  # whole floats are codes
+    with pytest.raises(ValueError, match="non-integral"):
+        model.predict(X + 0.5)
+
+
+def test_inferred_labels_must_be_zero_to_k_minus_one():
+    # only the non-private estimate infers classes (the sorted labels, as scikit-learn's); a private
+    # model is refused before it reads y (which classes are absent would be a private fact)
+    assert PrivateNaiveBayes("mle").fit(X, np.array([0, 0, 5, 5, 5])).classes_.tolist() == [0, 5]
+    with pytest.raises(ValueError, match="n_classes .* must be given"):
+        PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=0).fit(X, np.array([0, 0, 5, 5, 5]))
+    with pytest.raises(ValueError, match="y must hold class codes in"):
+        PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=0).fit(
+            X, np.array([0, 0, -1, 1, 1]), n_values=N_VALUES, n_classes=2)
+    # A declared public domain may have empty classes.
+    model = PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=0).fit(
+        X, np.array([0, 0, 5, 5, 5]), n_values=N_VALUES, n_classes=6)
+    assert model.n_classes_ == 6 and model.class_log_prior_.shape == (6,)
+    assert nb.count(X, np.array([0, 0, 5, 5, 5]), N_VALUES, 6)[0].tolist() == [2, 0, 0, 0, 0, 3]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_valid_codes_give_the_brute_force_posterior_and_one_bad_code_is_named(data):
+    """Validation does not change a valid result: log_proba equals a direct sum over the tables."""
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    n_values = np.array(data.draw(st.lists(st.integers(2, 6), min_size=1, max_size=4)))
+    d = data.draw(st.integers(2, 4))
+    B = 2
+    prior = np.log(rng.dirichlet(np.ones(d), size=B))
+    tables = [np.log(rng.dirichlet(np.ones(n), size=(B, d))) for n in n_values]
+    test = np.stack([rng.integers(0, n, size=5) for n in n_values], axis=1)
+    got = nb.log_proba(test, prior, tables, n_values)
+    scores = prior[:, None, :] + sum(t[:, :, test[:, k]].transpose(0, 2, 1) for k, t in enumerate(tables))
+    want = scores - np.logaddexp.reduce(scores, axis=-1, keepdims=True)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)  # two summation orders of ~10 terms
+    j = data.draw(st.integers(0, len(n_values) - 1))
+    test[2, j] = data.draw(st.sampled_from([-1, int(n_values[j]), int(n_values[j]) + 1000]))
+    with pytest.raises(ValueError, match=f"column {j}"):
+        nb.log_proba(test, prior, tables, n_values)
+
+
+def _quick(func, match):
+    start = time.monotonic()
+    with pytest.raises(ValueError, match=match):
+        func()
+    assert time.monotonic() - start < 2  # refused before any allocation
+
+
+@pytest.mark.parametrize("X, y", [
+    (np.array([[10**10, 0], [0, 1]]), np.array([0, 1])),   # 149 GiB before the fix
+    (np.array([[0, 0], [1, 1]]), np.array([0, 10**10])),   # 298 GiB before the fix
+])
+def test_private_naive_bayes_refuses_an_absurd_inferred_domain(X, y):
+    _quick(lambda: PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=0).fit(X, y),
+           "must be given")   # refused before anything is inferred or allocated
+    if X.max() > 1:   # the non-private estimate infers n_values, and refuses an absurd one
+        _quick(lambda: PrivateNaiveBayes("mle").fit(X, y), "cells")
+
+
+def test_count_refuses_absurd_declared_domains():
+    X, y = np.array([[0, 1]]), np.array([0])
+    _quick(lambda: nb.count(X, y, [10**12, 2], 2), "cells")
+    _quick(lambda: nb.count(X, y, [2, 2], 10**12), "cells")
+    _quick(lambda: nb.count(X, y, [2**62, 2**62], 2), "cells")  # the int64 sum wraps around

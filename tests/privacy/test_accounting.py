@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from dp_accounting.rdp import rdp_privacy_accountant
 
 from lib import calibrate, rdp_epsilon, rdp_to_dp
@@ -291,3 +293,14 @@ def test_search_order_many_equals_search_order():
         (-1,) + (1,) * (np.ndim(lam) - 1))))
     for i, e in enumerate(eps):
         assert (lam[i], value[i]) == search_order(e, 1e-5, lambda x: _kl_like_loss(x, e))
+
+
+@settings(max_examples=80, deadline=None)
+@given(log_eps=st.floats(-300, 300), delta=st.one_of(st.floats(1e-300, 0.5), st.floats(0.5, 1 - 1e-16)))
+def test_min_order_returns_a_feasibility_boundary_for_every_target(log_eps, delta):
+    eps_hat = 10.0**log_eps
+    lam0 = min_order(eps_hat, delta)  # NaN in brentq before the fix (eps_hat large, delta near 1)
+    assert np.isfinite(lam0) and lam0 > 1
+    above = lam0 + max(1e-6 * (lam0 - 1), 4 * np.spacing(lam0))
+    if above < 1 / delta:  # dp_to_rdp rises up to 1/delta: just above lam0 the target is feasible
+        assert dp_to_rdp(eps_hat, above, delta) > -1e-9 * eps_hat

@@ -1,9 +1,11 @@
 """Neighbouring histograms: one record added, removed or moved."""
 
+import time
 import numpy as np
 import pytest
 
 from lib import all_neighbours, random_neighbours
+from lib.privacy.neighbours import MAX_NEIGHBOUR_CELLS
 
 
 def _is_neighbour(f, g):
@@ -55,3 +57,27 @@ def test_random_neighbours_is_reproducible():
 def test_bad_input_raises(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def _quick(func, match):
+    start = time.monotonic()
+    with pytest.raises(ValueError, match=match):
+        func()
+    assert time.monotonic() - start < 2  # refused before any allocation
+
+
+def test_all_neighbours_refuses_large_dimensions_up_front():
+    _quick(lambda: all_neighbours(np.ones(400)), rf"at most {MAX_NEIGHBOUR_CELLS} are allowed")
+    _quick(lambda: all_neighbours(np.ones(5000)), "use random_neighbours")
+
+
+def test_all_neighbours_still_counts_every_neighbour_below_the_limit():
+    d = 40
+    counts = np.arange(d, dtype=float)  # one empty bin
+    out = all_neighbours(counts)
+    assert out.shape == (d + (d - 1) * d, d)  # d additions; per non-empty bin 1 removal + (d - 1) moves
+    assert np.all(np.abs(out - counts).sum(axis=1) <= 2)
+
+
+def test_random_neighbours_refuses_huge_batches():
+    _quick(lambda: random_neighbours(10**9, 10**9, max_count=5, rng=0), "at most 100000000")

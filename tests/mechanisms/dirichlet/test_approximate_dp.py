@@ -2,6 +2,7 @@
 (lib.mechanisms.dirichlet.approximate_dp), the Gaussian and Laplace solvers (lib.mechanisms.noise.calibration)
 and Gohari et al.'s composition (lib.mechanisms.gohari.mechanism)."""
 
+import time
 from typing import NamedTuple
 
 import mpmath
@@ -328,3 +329,14 @@ def test_dirichlet_calibrate_dp_objects_equal_the_constructors(rule):
         assert (mech.r, mech.alpha, mech.l2_sq, mech.linf) == (ref.r, ref.alpha, ref.l2_sq, ref.linf)
 
 
+def _quick(func, match):
+    start = time.monotonic()
+    with pytest.raises(ValueError, match=match):
+        func()
+    assert time.monotonic() - start < 2  # refused before any allocation
+
+
+def test_public_reference_and_gohari_releases_refuse_absurd_domains():
+    from lib.mechanisms.dirichlet import approximate_dp as adp
+    _quick(lambda: adp.public_reference(1000.0, [10**12], [1]), "cells")
+    _quick(lambda: adp.public_reference(1000.0, [10**5], [10**4]), "public reference tables")

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from lib import DirichletMechanism, all_neighbours, calibrate, rdp_epsilon, renyi_divergence_dirichlet
 
 from tests._reference import neighbour
+from lib import fixed_order, optimal_order
 
 EPSILONS = np.logspace(-6, 4, 201)
 LAMS = [1.0, 1.0 + 1e-12, 1.0 + 1e-9, 1.001, 1.5, 2.0, 5.0, 20.0, 200.0, 1e4]
@@ -242,3 +243,107 @@ def test_from_concentration():
 def test_rdp_epsilon_near_the_double_range(r, lam, want):
     """The neighbours of issue 41's rdp_epsilon(1e200, 1.0): finite levels, correct to rounding (0 and NaN before)."""
     assert float(rdp_epsilon(r, lam)) == pytest.approx(want, rel=1e-12)
+
+
+def _on_simplex(y):
+    assert np.all(np.isfinite(y)) and np.all(y > 0)
+    # a sum of d doubles each rounded once: a few units of 1e-16
+    np.testing.assert_allclose(y.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
+
+
+def test_dirichlet_rows_whose_concentration_overflows_are_refused_naming_counts():
+    mech = DirichletMechanism(5.0, 2.0)  # r > 1
+    with pytest.raises(ValueError, match=r"counts must be at most .*r \* counts \+ alpha overflows"):
+        mech.release([1.7e308, 1.0], rng=0)
+
+
+def test_normal_releases_are_unchanged():
+    """Regression guard: for alpha >= 1 the release is still one Gamma draw per cell, normalised."""
+    mech = DirichletMechanism(1.0, 2.0)
+    counts = np.array([[119, 74, 618, 272, 13, 187], [0, 0, 1, 2, 3, 4]], dtype=float)
+    gamma = np.random.default_rng(7).standard_gamma(mech.r * counts + mech.alpha)
+    np.testing.assert_array_equal(mech.release(counts, rng=7), gamma / gamma.sum(axis=-1, keepdims=True))
+
+
+@pytest.mark.parametrize("r, alpha", [(1e-3, 1e-3), (1e-3, 1e-5), (1e-6, 1e-200)])
+def test_tiny_concentrations_give_positive_finite_rows(r, alpha):
+    y = DirichletMechanism.from_concentration(r, alpha).release(np.zeros((2000, 5)), rng=1)
+    _on_simplex(y)  # exact zeros and NaN rows before the fix
+
+
+def test_tiny_concentrations_have_the_dirichlet_mean():
+    """The log-space draw is Dirichlet(a): its mean a / a0, checked by a z-score over 40000 rows."""
+    a = np.array([0.05, 0.3, 0.8])
+    mech = DirichletMechanism.from_concentration(1.0, 0.05)
+    y = mech.release(np.broadcast_to(a - 0.05, (40_000, 3)), rng=3)
+    se = y.std(axis=0, ddof=1) / np.sqrt(len(y))
+    z = (y.mean(axis=0) - a / a.sum()) / se
+    assert np.all(np.abs(z) < 5)  # 5 standard errors: a false alarm has probability below 2e-6 per cell
+    # and the variance a_i (a0 - a_i) / (a0^2 (a0 + 1)), within 10% (relative SE of a variance here < 2%)
+    var = a * (a.sum() - a) / (a.sum() ** 2 * (a.sum() + 1))
+    np.testing.assert_allclose(y.var(axis=0, ddof=1), var, rtol=0.1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(log_eps=st.floats(-300, 300), log_lam=st.floats(-300, 300), log_l2=st.floats(-40, 40))
+def test_calibrate_is_exact_or_refuses(log_eps, log_lam, log_l2):
+    eps, lam, l2 = 10.0**log_eps, 1 + 10.0**log_lam, 10.0**log_l2
+    try:
+        r, alpha = calibrate(eps, lam, l2)
+    except ValueError as exc:
+        assert "double precision" in str(exc)
+        return
+    assert np.isfinite(r) and r > 0 and np.isfinite(alpha) and alpha >= 1
+    # rdp_epsilon in logs where r^2 underflows; Newton in log r stops at 1e-13 (or a few ulp of log r)
+    assert float(rdp_epsilon(r, lam, l2)) == pytest.approx(eps, rel=1e-9)
+
+
+def test_calibrate_tiny_ratio_found_the_wrong_root_before():
+    args = (1.8232633548240378e-293, 1.0000000000638334, 1.8673501729880208e-32, 1.4558794922160418e+47)
+    r, _ = calibrate(*args)
+    assert float(rdp_epsilon(r, *args[1:])) == pytest.approx(args[0], rel=1e-9)
+
+
+LEAKS = ("did not converge", "NaN", "solver cannot continue", "nan")
+
+
+def _clean(exc):
+    message = str(exc)
+    assert not any(leak in message for leak in LEAKS), message
+    return message
+
+
+@settings(max_examples=60, deadline=None)
+@given(log_eps=st.floats(-300, 300), log_delta=st.floats(-300, -1e-3), n=st.integers(1, 100))
+def test_fixed_order_returns_a_valid_choice_or_names_the_range(log_eps, log_delta, n):
+    try:
+        choice = fixed_order(10.0**log_eps, 10.0**log_delta, n_releases=n)
+    except ValueError as exc:
+        assert "epsilon_hat" in _clean(exc)
+        return
+    assert choice.lam > 1 and np.isfinite(choice.r) and choice.r > 0
+
+
+@pytest.mark.parametrize("eps_hat, delta", [(1e300, 1e-5), (1e-300, 1e-5), (1e3, 1 - 1e-16), (1.0, 1e-300)])
+def test_optimal_order_at_extreme_targets(eps_hat, delta):
+    try:
+        choice = optimal_order(eps_hat, delta, [10, 20, 30], grid_size=16)
+    except ValueError as exc:
+        assert "epsilon_hat" in _clean(exc) or "lam_max" in str(exc)
+        return
+    assert choice.lam > 1 and np.isfinite(choice.expected_kl)
+
+
+def test_batched_calibrate_names_the_bad_element_and_the_range():
+    with pytest.raises(ValueError, match=r"epsilon must be in \(0, inf\); got -1 at index 2"):
+        calibrate([1.0, 2.0, -1.0], 2.0)
+    with pytest.raises(ValueError, match=r"lam must be finite \(got NaN or infinity: nan at index 1\)"):
+        calibrate(1.0, [2.0, np.nan])
+    with pytest.raises(ValueError, match="epsilon = 1e\\+300.*beyond double precision"):
+        calibrate([1.0, 1e300], 2.0)
+
+
+def test_line1_non_convergence_is_a_value_error():
+    # the case that ran out of Newton steps (the stopping rule was below one ulp of log r)
+    r, alpha = calibrate(5.47931925e-143, 9.8494608e141, 2.0)  # K = lam, c = 3 (lam - 1)
+    assert np.isfinite(r) and r > 0

@@ -1,5 +1,6 @@
 """Moments of the mechanism's output: eq. (3) and the variance of Section 2.2."""
 
+import time
 import mpmath as mp
 import numpy as np
 import pytest
@@ -159,3 +160,14 @@ def test_bias_needs_a_positive_total():
 def test_raw_moment_rejects_bad_orders(k):
     with pytest.raises(ValueError, match="k must be a non-negative integer"):
         output_raw_moment([1.0, 2.0], 1.0, 1.0, k)
+
+
+def _quick(func, match):
+    start = time.monotonic()
+    with pytest.raises(ValueError, match=match):
+        func()
+    assert time.monotonic() - start < 2  # refused before any allocation
+
+
+def test_raw_moment_refuses_huge_orders():
+    _quick(lambda: output_raw_moment([1.0, 2.0], 1.0, 1.0, 10**10), "at most 10000")

@@ -1,5 +1,6 @@
 """Section 2.3: the trigamma function, its series (eq. 5) and bounds (eq. 6)."""
 
+import time
 import numpy as np
 import pytest
 from scipy import special
@@ -70,3 +71,15 @@ def test_log_multivariate_beta_against_beta_function():
 def test_bad_input_raises(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def _quick(func, match):
+    start = time.monotonic()
+    with pytest.raises(ValueError, match=match):
+        func()
+    assert time.monotonic() - start < 2  # refused before any allocation
+
+
+def test_trigamma_series_refuses_huge_term_counts():
+    _quick(lambda: trigamma_series(1.0, 10**12), "n_terms = 1000000000000")
+    assert trigamma_series(1.0, 10, tail=True) == pytest.approx(np.pi**2 / 6, rel=1e-14)

@@ -1,8 +1,9 @@
-"""Issue 11, class 4: strings, booleans and complex numbers are not numbers.
+"""lib.validation, the one place every argument of the library is checked: strings, booleans and
+complex numbers are not numbers (issue 11, class 4).
 
-Every real argument goes through ``lib.validation`` (one place); the error is an
-``ArgumentTypeError``, a TypeError that is also a ValueError (callers that
-catch ValueError keep working), and it names the argument.
+Every real argument goes through ``lib.validation``; the error is an ``ArgumentTypeError``, a
+TypeError that is also a ValueError (callers that catch ValueError keep working), and it names the
+argument.
 """
 
 from fractions import Fraction
@@ -35,6 +36,7 @@ from lib.mechanisms.protocol import ReleaseSpec
 
 BAD_REALS = ["1", b"1", True, np.True_, 1 + 0j, 1 + 1j, np.complex128(1), None,
              ["1", "2"], [True, False], np.array([1 + 0j, 2]), [1.0, None]]
+
 
 CALLS = {
     "DirichletMechanism epsilon": (lambda v: DirichletMechanism(v, 2.0), "epsilon"),
@@ -71,6 +73,7 @@ def test_non_real_arguments_raise_a_type_error_naming_the_argument(call, bad):
 
 
 BAD_INTEGERS = [2.0, np.float64(2.0), "2", True, np.True_, 2 + 0j, None]
+
 
 INTEGER_CALLS = {
     "dp_to_rdp n_releases": (lambda v: dp_to_rdp(1.0, 2.0, 1e-5, n_releases=v), "n_releases"),
