@@ -33,7 +33,7 @@ from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
 from lib.mechanisms.posterior_sampling import calibrate_scale, gaussian_posterior_kl, gaussian_sigma
 from lib.theory.geumlek import heldout_neg_loglik
 
-__all__ = ["MECHANISMS", "figure2_kl", "figure2_heldout", "MAX_RUNS"]
+__all__ = ["figure2_kl", "figure2_heldout"]
 
 #: The mechanisms of Figure 2 with the book's Algorithm 1, in the order of their columns and rows.
 MECHANISMS = ("Alg. 2 (diffused)", "Alg. 3 (concentrated)", "Gauss. Mech.", "Dirichlet (Alg. 1)")

@@ -33,7 +33,7 @@ from lib import validation
 from lib.models.logistic_regression import log_likelihood, ops_radius
 
 __all__ = ["random_neighbours", "log_posterior_on_grid", "renyi_on_grid", "log_ratio_on_grid",
-           "worst_renyi", "worst_log_ratio", "MAX_GRID_CELLS"]
+           "worst_renyi", "worst_log_ratio"]
 
 #: Largest grid points times rows that one evaluation of a posterior may allocate.
 MAX_GRID_CELLS = 10**8
