@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from lib import validation
+from lib.experiments.prepared import Prepared
+from lib.experiments.preprocessing import SEED, TEST_SIZE, split_rows
 
 KINDS = ("numerical", "categorical")
 """The two kinds of attribute that can carry the label."""
@@ -58,3 +60,29 @@ def label_carrier(which, n=10_000, seed=0) -> dict:
         X_cat = np.where(keep, 2 * y[:, None] + rng.integers(0, 2, (n, 5)), rng.integers(0, 4, (n, 5)))
     return {"X_cat": X_cat, "X_num": X_num, "y": y, "n_values": np.full(5, 4), "n_classes": 2,
             "bounds": np.tile([0.0, 10.0], (5, 1)), "categorical": (), "numerical": ()}
+
+
+def label_carrier_split(which, n=10_000, seed=0) -> Prepared:
+    """:func:`label_carrier` on the book's seeded 70/30 split, as prepared data of the engine.
+
+    The rows are split by :func:`lib.experiments.preprocessing.split_rows` with the book's seed
+    (as :func:`lib.experiments.tasks.mixed_naive_bayes.book_split`): categorical codes in
+    ``X_train``/``X_test``, the raw numerical attributes in ``Z_train``/``Z_test``, their public
+    range ``[0, 10]`` in ``bounds``, for :class:`lib.experiments.tasks.mixed_naive_bayes.MixedNaiveBayes`.
+
+    Parameters
+    ----------
+    which, n, seed
+        As in :func:`label_carrier`.
+
+    Returns
+    -------
+    lib.experiments.prepared.Prepared
+        Named ``"synthetic: <which>"``, with attributes ``cat0..cat4`` and ``num0..num4``.
+    """
+    d = label_carrier(which, n, seed)
+    train, test = split_rows(len(d["y"]), SEED, TEST_SIZE)
+    return Prepared(f"synthetic: {which}", SEED, d["X_cat"][train], d["X_cat"][test], d["y"][train], d["y"][test],
+                    d["n_values"], d["n_classes"], tuple(f"cat{j}" for j in range(5)), (0, 1),
+                    Z_train=d["X_num"][train], Z_test=d["X_num"][test], bounds=d["bounds"],
+                    numerical=tuple(f"num{j}" for j in range(5)))

@@ -4,7 +4,8 @@ kind of attribute named (class-conditional frequencies against their constructio
 import numpy as np
 import pytest
 
-from lib.experiments.synthetic import label_carrier
+from lib.experiments.preprocessing import SEED, TEST_SIZE, split_rows
+from lib.experiments.synthetic import label_carrier, label_carrier_split
 
 
 @pytest.mark.parametrize("which", ["numerical", "categorical"])
@@ -33,3 +34,12 @@ def test_bad_input():
         label_carrier("both")
     with pytest.raises(ValueError, match="n must"):
         label_carrier("numerical", n=1)
+
+
+def test_the_split_holds_the_same_rows_on_the_books_split():
+    d, p = label_carrier("categorical", n=500, seed=2), label_carrier_split("categorical", n=500, seed=2)
+    train, test = split_rows(500, SEED, TEST_SIZE)
+    assert len(train) + len(test) == 500 and not set(train) & set(test)
+    assert np.array_equal(p.X_train, d["X_cat"][train]) and np.array_equal(p.Z_test, d["X_num"][test])
+    assert np.array_equal(p.y_train, d["y"][train]) and np.array_equal(p.y_test, d["y"][test])
+    assert p.dataset == "synthetic: categorical" and p.n_classes == 2 and (p.bounds == d["bounds"]).all()
