@@ -18,6 +18,7 @@ from lib.mechanisms.protocol import ReleaseSpec
 from lib.privacy.guarantees import NotPrivate
 from lib.models import logistic_regression as gp
 from lib.mechanisms import posterior_sampling as ps
+from lib.mechanisms.protocol import get
 
 KINDS = ("diffused", "concentrated")
 
@@ -718,3 +719,214 @@ def test_valid_inputs_are_unchanged():
     assert gp.rdp_epsilon(10.0, 1000, 1e-3) == 20.0
     assert gp.diffuse_rho(1.0, 10.0, 1000, 0.005) == 0.5
     assert round(gp.dp_of_rdp_slope(gp.rdp_slope_for_dp(1.0, 1e-5), 1e-5), 9) == 1.0
+
+
+@pytest.mark.parametrize("kind", ["diffused", "concentrated"])
+@pytest.mark.parametrize("prior", [1.0, 0.3, [0.5, 2.0, 2.0, 7.0]])
+def test_stacked_evaluation_equals_the_reference(kind, prior):
+    """_evaluate_stacked gives _evaluate's move and cross parts exactly, several shapes in one stack."""
+    from lib.mechanisms import posterior_sampling as ps
+
+    rng = np.random.default_rng(5)
+    d = None if np.ndim(prior) == 0 else len(prior)
+    shapes = [(1, 2), (2, 3), (3, 4), (2, 4)] if d is None else [(1, d), (2, d), (5, d)]
+    sets = [ps.Candidates(ps.prior_vector(prior, d or sh[1]), 1234, sh[0]) for sh in shapes]
+    for cross in (False, True):
+        members = [c for c in sets if (c.rows > 1) == cross]
+        stack = ps.CandidateStack(members)
+        which = rng.integers(len(members), size=60)
+        scale = np.exp(rng.uniform(-12, 0, 60))
+        lam = 1 + 10.0 ** rng.uniform(-3, 2, 60)
+        move, part = ps.evaluate_stacked(stack, which, scale, lam, kind)
+        for k in range(len(members)):
+            sel = which == k
+            ref = ps.evaluate_candidates(members[k], scale[sel], lam[sel], kind)
+            np.testing.assert_array_equal(move[sel], ref[0])
+            np.testing.assert_array_equal(part[sel], ref[1])
+        assert np.isinf(move).any() and np.isfinite(move).any()  # both sides of the critical order
+
+
+def _spec_of(shapes, n_total):
+    from lib.mechanisms.protocol import ReleaseSpec
+
+    return ReleaseSpec(tuple(shapes), n_total)
+
+
+@pytest.mark.parametrize("name", ["geumlek_diffused", "geumlek_concentrated"])
+def test_posterior_calibrations_equal_one_search_per_shape(name):
+    """calibrate_many of (eps_hat, delta) and of RenyiDP targets (one search over every shape and target) give,
+    value by value,
+    the scales of the search shape by shape through the reference evaluator (the path before issue 30)."""
+    from lib.mechanisms import posterior_sampling as ps
+    from lib.privacy.accounting import dp_to_rdp, min_order
+
+    cls = get(name)
+    spec = _spec_of([(1, 2), (2, 10), (2, 3), (2, 10), (2, 42), (2, 7)], 34189)
+    shapes = sorted(set(spec.shapes))
+
+    def reference(eps, lam):
+        eps, lam = np.broadcast_arrays(np.asarray(eps, float), np.asarray(lam, float))
+        return {sh: ps.mechanism._search([ps.Candidates(ps.prior_vector(cls.prior, sh[1]), spec.n_total, sh[0])],
+                               np.zeros(eps.size, int), eps.ravel(), lam.ravel(), cls.kind, reference=True)
+                for sh in shapes}
+
+    budgets = np.logspace(-3, 1, 10)
+    grid = cls.calibrate_many([RenyiDP(5.0, b) for b in budgets], spec)
+    ref = reference(budgets / len(spec.shapes), 5.0)
+    for e, cal in enumerate(grid):
+        for sh, obj in zip(spec.shapes, cal.releases):
+            assert obj.scale == ref[sh][e]
+    single = cls.calibrate(RenyiDP(5.0, budgets[4]), spec)
+    assert [o.scale for o in single.releases] == [o.scale for o in grid[4].releases]
+    cal = cls.calibrate(ApproximateDP(1.0, 1e-5), spec)
+    lam0 = min_order(1.0, 1e-5)
+    lams = lam0 + np.geomspace(1e-3 * lam0, min(1e5, 1e4) - lam0, 48)
+    ref = reference(dp_to_rdp(1.0, lams, 1e-5, n_releases=len(spec.shapes)), lams)
+    best = int(np.argmax(np.mean([np.log(ref[sh]) for sh in spec.shapes], axis=0)))
+    assert cal.parameters["lam"] == lams[best]
+    assert [o.scale for o in cal.releases] == [ref[sh][best] for sh in spec.shapes]
+
+
+def test_batched_search_names_the_first_shape_that_fails(monkeypatch):
+    """A target no scale meets: the error of one search per shape (the first shape in order), not another's."""
+    from lib.mechanisms import posterior_sampling as ps
+
+    monkeypatch.setattr(ps.mechanism, "_LOG_SCALE_FLOOR", -20.0)  # a floor that a target of 1e-30 at order 5 reaches
+    shapes = [(1, 2), (2, 5), (2, 9)]
+    eps, lam = np.array([1e-3, 1e-30, 2e-30]), np.array([5.0, 5.0, 6.0])
+    with pytest.raises(ValueError) as batched:
+        ps.mechanism._calibrate_shapes(eps, lam, 1.0, 500, shapes, "diffused")
+    with pytest.raises(ValueError) as single:
+        ps.calibrate_scale(eps, lam, 1.0, 500, rows=1, d=2)
+    assert str(batched.value) == str(single.value)
+    assert "meets epsilon" in str(single.value)
+
+
+@pytest.mark.parametrize("name", ["geumlek_diffused", "geumlek_concentrated"])
+def test_posterior_dp_many_equals_one_calibration_per_target(name):
+    """calibrate_many of (eps_hat, delta) targets (one search over every target, order and shape) equals
+    calibrate target by target:
+    the same objects' scales and parameters, an unattained target (no order on the grid) included."""
+
+    cls = get(name)
+    spec = _spec_of([(1, 2), (2, 4), (2, 9), (2, 4)], 5000)
+    targets = [0.05, 0.3, 1.0, 1.0, 8.0]
+    many = cls.calibrate_many([ApproximateDP(e, 1e-5) for e in targets], spec)
+    for e, cal in zip(targets, many):
+        one = cls.calibrate(ApproximateDP(e, 1e-5), spec)
+        assert cal.attained == one.attained and cal.parameters == one.parameters
+        assert [o.scale for o in cal.releases] == [o.scale for o in one.releases]
+    cache = {}
+    again = cls.calibrate_many([ApproximateDP(e, 1e-5) for e in targets], spec, cache=cache)
+    assert [c.parameters for c in again] == [c.parameters for c in many] and len(cache) == 4
+
+
+def test_posterior_dp_many_falls_back_to_one_search_per_target(monkeypatch):
+    """A joint search that raises (here: refused when it holds more than one target) leaves every target
+    to its own calibration, with its own outcome."""
+    from lib.mechanisms import posterior_sampling as ps
+
+    real = ps.mechanism._calibrate_shapes
+
+    def single_only(eps, lams, *args, **kwargs):
+        if np.size(eps) > 48:
+            raise ValueError("joint search refused")
+        return real(eps, lams, *args, **kwargs)
+
+    spec = _spec_of([(1, 2), (2, 5)], 800)
+    want = [ps.DiffusedPosterior.calibrate(ApproximateDP(e, 1e-5), spec) for e in (0.2, 2.0)]
+    monkeypatch.setattr(ps.mechanism, "_calibrate_shapes", single_only)
+    got = ps.DiffusedPosterior.calibrate_many([ApproximateDP(e, 1e-5) for e in (0.2, 2.0)], spec)
+    assert [c.parameters for c in got] == [c.parameters for c in want]
+    assert all(c.attained for c in got)
+
+
+@pytest.mark.parametrize("kind", ["diffused", "concentrated"])
+def test_worst_case_equals_the_reference_evaluation(kind):
+    """worst_case (through the stacked evaluator) equals _evaluate's maximum value by value, any shape."""
+    from lib.mechanisms import posterior_sampling as ps
+
+    rng = np.random.default_rng(2)
+    scale = np.exp(rng.uniform(-10, 0, (4, 5)))
+    lam = 1 + 10.0 ** rng.uniform(-2, 2, (4, 5))
+    for prior, rows in ((1.0, 1), (1.0, 3), ([0.4, 2.0, 5.0], 2)):
+        a = ps.prior_vector(prior, 3)
+        got, move, cross = ps.worst_case(a, scale, lam, 700, rows=rows, kind=kind, parts=True)
+        ref = ps.evaluate_candidates(ps.Candidates(a, 700, rows), scale, lam, kind)
+        np.testing.assert_array_equal(move, ref[0])
+        np.testing.assert_array_equal(cross, ref[1])
+        np.testing.assert_array_equal(got, np.maximum(*ref))
+        assert got.shape == (4, 5)
+    assert ps.worst_case([1.0, 1.0], 0.5, 5.0, 10) == float(np.maximum(*ps.evaluate_candidates(
+        ps.Candidates(np.ones(2), 10, 1), np.array(0.5), np.array(5.0), "diffused")))
+
+
+def _posterior_tables(rng, n_total):
+    counts = [rng.multinomial(n_total, np.ones(3) / 3).astype(float)]
+    for rows, d in ((2, 4), (2, 4), (3, 2), (2, 6)):
+        counts.append(rng.multinomial(n_total, np.ones(rows * d) / (rows * d)).reshape(rows, d).astype(float))
+    return counts
+
+
+@pytest.mark.parametrize("name", ["geumlek_diffused", "geumlek_concentrated", "geumlek_true"])
+def test_batched_posterior_draws_equal_the_table_by_table_loop(name):
+    """_PosteriorSampler.log_release_tables (one Gamma call, one check per object) gives the protocol loop's
+    bits (release table by table), with the generator left in the same state."""
+    from lib.mechanisms.protocol import Mechanism, ReleaseSpec
+
+    rng = np.random.default_rng(8)
+    cls = get(name)
+    tables = _posterior_tables(rng, 200)
+    spec = ReleaseSpec(tuple((1, t.shape[0]) if t.ndim == 1 else t.shape for t in tables), 200)
+    target = RenyiDP(1.5, 50.0) if name == "geumlek_true" else RenyiDP(5.0, 1.0)
+    objects = cls.calibrate(target, spec).releases
+    for n_draws in (1, 7):
+        fast_rng, slow_rng = np.random.default_rng(3), np.random.default_rng(3)
+        fast = cls.log_release_tables(objects, tables, n_draws, fast_rng)
+        slow = Mechanism.log_release_tables.__func__(cls, objects, tables, n_draws, slow_rng)
+        for f, s in zip(fast, slow):
+            np.testing.assert_array_equal(f, s)
+        assert fast_rng.random() == slow_rng.random()
+    # a table the stated guarantee does not cover: the loop's error, before any draw
+    bad = [t.copy() for t in tables]
+    bad[1][0, 0] += 500
+    with pytest.raises(ValueError, match="at most n_total"):
+        cls.log_release_tables(objects, bad, 2, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("kind", ["diffused", "concentrated"])
+def test_pruned_order_search_keeps_each_groups_best_order_and_scales(kind):
+    """_calibrate_shapes(best_of=...) (orders that cannot win stop early) chooses, in every group, the order of
+    the full search (argmax of the weighted mean of log scales) with the same scales, value by value; the
+    stopped orders hold feasible (smaller or equal) scales."""
+    from lib.mechanisms import posterior_sampling as ps
+    from lib.privacy.accounting import dp_to_rdp, min_order
+
+    spec_shapes = ((1, 2), (2, 10), (2, 9), (2, 10), (2, 42), (2, 3))
+    shapes = sorted(set(spec_shapes))
+    weights = ps.mechanism._shape_weights(spec_shapes, shapes)
+    lams, eps = [], []
+    for e in (0.05, 1.0, 8.0):
+        lam0 = min_order(e, 1e-5)
+        grid_lams = lam0 + np.geomspace(1e-3 * lam0, 1e4 - lam0, 48)
+        lams.append(grid_lams)
+        eps.append(dp_to_rdp(e, grid_lams, 1e-5, n_releases=len(spec_shapes)))
+    lams, eps = np.concatenate(lams), np.concatenate(eps)
+    groups = np.repeat(np.arange(3), 48)
+    full = ps.mechanism._calibrate_shapes(eps, lams, 1.0, 20000, shapes, kind)
+    pruned = ps.mechanism._calibrate_shapes(eps, lams, 1.0, 20000, shapes, kind, best_of=(weights, groups))
+    stopped = 0
+    for g in range(3):
+        sel = groups == g
+        score = {name: np.mean([np.log(s[sh][sel]) for sh in spec_shapes], axis=0) for name, s in
+                 (("full", full), ("pruned", pruned))}
+        best = int(np.argmax(score["full"]))
+        assert int(np.argmax(score["pruned"])) == best
+        for sh in shapes:
+            assert pruned[sh][sel][best] == full[sh][sel][best]
+            assert np.all(pruned[sh][sel] <= full[sh][sel])
+        stopped += int(np.sum(pruned[shapes[0]][sel] != full[shapes[0]][sel]))
+    assert stopped > 0  # the pruning did stop some orders
+    for sh in shapes:  # every scale returned is feasible
+        worst = ps.worst_case(1.0, pruned[sh], lams, 20000, rows=sh[0], d=sh[1], kind=kind)
+        assert np.all(worst <= eps)

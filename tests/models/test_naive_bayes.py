@@ -23,6 +23,8 @@ from tests.conftest import categorical_rows as synthetic
 from lib.models import naive_bayes as nb
 from lib.experiments.tasks import NaiveBayes as NaiveBayesTask
 from lib.experiments.preprocessing import Split
+from lib import validation
+from lib.models.naive_bayes import scoring as scoring
 
 #: The private mechanisms with an RDP calibration, and every mechanism a model can be fitted with.
 PRIVATE_RDP = ("dirichlet", "gaussian", "laplace")
@@ -504,3 +506,146 @@ def test_count_refuses_absurd_declared_domains():
     _quick(lambda: nb.count(X, y, [10**12, 2], 2), "cells")
     _quick(lambda: nb.count(X, y, [2, 2], 10**12), "cells")
     _quick(lambda: nb.count(X, y, [2**62, 2**62], 2), "cells")  # the int64 sum wraps around
+
+
+def _model(rng, B, d, n_values, spread=3.0):
+    prior = np.log(rng.dirichlet(np.ones(d), size=B))
+    tables = [np.log(rng.dirichlet(np.full(v, 1.0 / spread), size=(B, d))) for v in n_values]
+    return prior, tables
+
+
+def _reference(X, y, prior, tables):
+    """Scores by a direct sum over the tables, normalised with scipy's logsumexp (pre-issue-17 arithmetic)."""
+    s = prior[:, None, :] + sum(t[:, :, x].transpose(0, 2, 1) for t, x in zip(tables, X.T))  # (B, n, d)
+    lp = s - logsumexp(s, axis=-1, keepdims=True)
+    ce = -lp[:, np.arange(len(y)), y].mean(axis=-1)
+    acc = (np.argmax(lp, axis=-1) == y).mean(axis=-1)
+    return lp, ce, acc
+
+
+@pytest.mark.parametrize("d", [2, 3, 10])
+def test_fused_scores_equal_the_reference(d):
+    rng = np.random.default_rng(d)
+    n_values = np.array([2, 5, 3, 7])
+    for n, B in ((1, 1), (50, 4), (3001, 7)):
+        X = np.column_stack([rng.integers(v, size=n) for v in n_values])
+        y = rng.integers(d, size=n)
+        prior, tables = _model(rng, B, d, n_values)
+        lp, ce, acc = _reference(X, y, prior, tables)
+        got_ce, got_acc = nb.scores(X, y, prior, tables, n_values)
+        # the same sums in another order: rounding of ~n ulps of the mean, far below 1e-12
+        np.testing.assert_allclose(got_ce, ce, rtol=1e-12)
+        np.testing.assert_array_equal(got_acc, acc)  # shares of integer counts: exact
+        np.testing.assert_allclose(nb.log_proba(X, prior, tables, n_values), lp, rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(nb.cross_entropy(lp, y), ce, rtol=1e-12)
+
+
+@pytest.mark.parametrize("d", [2, 4])
+def test_ties_go_to_the_first_class_as_before(d):
+    """Equal tables for every class: every row is a tie, the first class wins, CE is log d."""
+    rng = np.random.default_rng(7)
+    n_values = np.array([3, 4])
+    X = np.column_stack([rng.integers(v, size=200) for v in n_values])
+    y = rng.integers(d, size=200)
+    prior = np.full((3, d), -np.log(d))
+    tables = [np.broadcast_to(np.log(rng.dirichlet(np.ones(v))), (3, d, v)).copy() for v in n_values]
+    ce, acc = nb.scores(X, y, prior, tables, n_values)
+    _, ref_ce, ref_acc = _reference(X, y, prior, tables)
+    np.testing.assert_array_equal(acc, ref_acc)
+    np.testing.assert_array_equal(acc, np.mean(y == 0))
+    np.testing.assert_allclose(ce, np.log(d), rtol=1e-14)
+    np.testing.assert_allclose(ce, ref_ce, rtol=1e-14)
+
+
+def test_chunking_does_not_change_results(monkeypatch):
+    rng = np.random.default_rng(3)
+    n_values = np.array([4, 2, 6])
+    X = np.column_stack([rng.integers(v, size=1000) for v in n_values])
+    y = rng.integers(3, size=1000)
+    prior, tables = _model(rng, 5, 3, n_values)
+    whole = nb.log_proba(X, prior, tables, n_values), nb.scores(X, y, prior, tables, n_values)
+    counts = nb.count(X, y, n_values, 3)
+    model = nb.PrivateNaiveBayes("dirichlet", RenyiDP(5.0, 1.0), random_state=0).fit(X, y, n_values, 3)
+    predicted = model.predict(X), model.predict_proba(X)
+    monkeypatch.setattr(scoring, "CHUNK_ROWS", 37)  # 28 chunks, the last one short
+    assert len(scoring.row_chunks(1000)) == 28
+    np.testing.assert_array_equal(nb.log_proba(X, prior, tables, n_values), whole[0])  # row by row: exact
+    ce, acc = nb.scores(X, y, prior, tables, n_values)
+    np.testing.assert_allclose(ce, whole[1][0], rtol=1e-13)  # partial sums per chunk
+    np.testing.assert_array_equal(acc, whole[1][1])
+    again = nb.count(X, y, n_values, 3)
+    np.testing.assert_array_equal(again[0], counts[0])
+    for a, b in zip(again[1], counts[1]):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(model.predict(X), predicted[0])
+    np.testing.assert_array_equal(model.predict_proba(X), predicted[1])
+    # prediction is the first most probable class of the posterior
+    np.testing.assert_array_equal(predicted[0], np.argmax(model.predict_log_proba(X), axis=-1))
+
+
+def test_scores_refuses_bad_input():
+    n_values = np.array([2, 2])
+    prior, tables = _model(np.random.default_rng(0), 1, 2, n_values)
+    X = np.array([[0, 1], [1, 0]])
+    with pytest.raises(ValueError, match="one label per row"):
+        nb.scores(X, np.array([0]), prior, tables, n_values)
+    with pytest.raises(ValueError, match="class codes"):
+        nb.scores(X, np.array([0, 2]), prior, tables, n_values)
+    with pytest.raises(ValueError, match="at least one row"):
+        nb.scores(X[:0], np.array([], dtype=int), prior, tables, n_values)
+    with pytest.raises(ValueError, match="codes in"):
+        nb.scores(np.array([[0, 2]]), np.array([0]), prior, tables, n_values)
+
+
+# ----------------------------------------------------------------------------- one model's prediction (issue 30)
+
+
+@pytest.mark.parametrize("d", [2, 3, 17])
+@pytest.mark.parametrize("chunk", [None, 37])
+def test_one_model_lookup_equals_the_batched_path(d, chunk, monkeypatch):
+    """_class_scores and _one_log_proba (flat lookups, one model) equal _joint and log_proba bit for bit,
+    -inf cells (zero counts of the non-private estimate) and exact ties included."""
+    if chunk:
+        monkeypatch.setattr(scoring, "CHUNK_ROWS", chunk)
+    rng = np.random.default_rng(d)
+    n_values = np.array([2, 5, 3, 7])
+    X = np.column_stack([rng.integers(v, size=500) for v in n_values])
+    prior, tables = _model(rng, 1, d, n_values)
+    tables[2][0, :, :] = tables[2][0, 0, :]  # attribute 2 says nothing: ties where the rest ties
+    prior[0, 1] = prior[0, 0]
+    tables[0][0, 1] = tables[0][0, 0]
+    tables[3][0, 1] = tables[3][0, 0]
+    tables[1][0, 1] = tables[1][0, 0]
+    tables[1][0, 1, 2] = -np.inf  # a zero count of class 1 (where classes 0 and 1 would tie)
+    _, lp, w, nv = scoring._model(X, prior, tables, n_values)
+    one_prior, table = scoring.stacked_model(prior[0], [t[0] for t in tables])
+    np.testing.assert_array_equal(scoring.class_scores(X, one_prior, table, n_values),
+                                  scoring._joint(X, lp, w, nv)[:, 0])
+    got = scoring.model_log_proba(X, prior[0], [t[0] for t in tables], n_values)
+    want = scoring.log_proba(X, prior, tables, n_values)[0]
+    assert not np.isnan(want).any() and np.isneginf(want).any()
+    np.testing.assert_array_equal(got, want)
+    s = scoring.class_scores(X, one_prior, table, n_values)
+    assert (s[:, 0] == s[:, 1]).sum() >= 10  # exact ties exercised: argmax keeps the first class
+    np.testing.assert_array_equal(np.argmax(s, axis=-1), np.argmax(want, axis=-1))
+
+
+def test_private_naive_bayes_predicts_as_the_batched_path_and_validates_once(monkeypatch):
+    rng = np.random.default_rng(30)
+    n_values = np.array([4, 2, 6])
+    X = np.column_stack([rng.integers(v, size=3000) for v in n_values])
+    y = rng.integers(3, size=3000)
+    for mech in ("dirichlet", "mle", "laplace"):
+        model = nb.PrivateNaiveBayes(mech, RenyiDP(5.0, 1.0) if get(mech).private else None, random_state=0).fit(X, y, n_values, 3)
+        prior, tables = model.class_log_prior_[None], [t[None] for t in model.feature_log_prob_]
+        want = nb.log_proba(X, prior, tables, n_values)[0]
+        np.testing.assert_array_equal(model.predict_log_proba(X), want)
+        np.testing.assert_array_equal(model.predict_proba(X), np.exp(want))
+        np.testing.assert_array_equal(model.predict(X), np.argmax(want, axis=-1))
+    calls = []
+    real = validation.codes
+    monkeypatch.setattr(validation, "codes", lambda *a, **k: calls.append(1) or real(*a, **k))
+    model.predict_proba(X)
+    assert len(calls) == 1
+    with pytest.raises(ValueError, match="codes in"):
+        model.predict_proba(X + 10)

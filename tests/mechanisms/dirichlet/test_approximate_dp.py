@@ -20,6 +20,7 @@ from lib.mechanisms.noise import GaussianMechanism, LaplaceMechanism
 from lib.mechanisms.protocol import ApproximateDP, ReleaseSpec, RenyiDP, get, names
 from lib import DirichletMechanism, calibrate
 from lib.mechanisms.dirichlet.moments import expected_kl_loss
+from lib import validation
 
 DELTA = 1e-5
 
@@ -340,3 +341,21 @@ def test_public_reference_and_gohari_releases_refuse_absurd_domains():
     from lib.mechanisms.dirichlet import approximate_dp as adp
     _quick(lambda: adp.public_reference(1000.0, [10**12], [1]), "cells")
     _quick(lambda: adp.public_reference(1000.0, [10**5], [10**4]), "public reference tables")
+
+
+def test_order_search_unchanged_by_grouping_the_rows_once(monkeypatch):
+    """model_order groups the reference rows once; its choice equals the validated per-step path exactly."""
+    from lib.mechanisms.dirichlet import approximate_dp as adp
+
+    reference = adp.public_reference(3000, [2, 5, 7, 7], [1, 2, 2, 2])
+    fast = [adp.model_order(e, 1e-5, reference, n_releases=4) for e in (0.05, 1.0, 8.0)]
+    def before(histograms, r, alpha):  # the per-step path before issue 17: validate, regroup, sum
+        r, alpha = validation.broadcast(r=validation.positive(r, "r"), alpha=validation.positive(alpha, "alpha"))
+        total = np.zeros(r.shape)
+        for rows in adp._rows(histograms):
+            total = total + expected_kl_loss(rows, r[..., None], alpha[..., None]).sum(axis=-1)
+        return total[()]
+
+    monkeypatch.setattr(adp, "_summed_kl", before)
+    slow = [adp.model_order(e, 1e-5, reference, n_releases=4) for e in (0.05, 1.0, 8.0)]
+    assert fast == slow

@@ -227,3 +227,43 @@ def test_series_below_order_one_with_repeated_parameters_equals_the_elementwise_
             acc += (special.polygamma(k - 1, a[i:i + 1]) * delta[i:i + 1] ** k / factorial
                     * ((-1.0) ** k + (lam[i:i + 1] - 1) ** (k - 1)))[0]
         assert got[i] == acc
+
+
+# ------------------------------------------------------------------ posterior-sampling calibration (issue 30)
+
+
+def test_fused_log_gamma_difference_equals_the_divergence_module():
+    """Every regime of lib.mechanisms.dirichlet.divergence.lgamma_diff (zero, below 1e-100, Taylor, Stirling, plain), value by value."""
+    from lib.mechanisms.dirichlet import divergence
+
+    rng = np.random.default_rng(30)
+    a = np.concatenate([10.0 ** rng.uniform(-120, 9, 4000), [1e-200, 1e-101, 7.9, 8.0, 8.1, 1.0, 1.0, 3.0]])
+    h = np.concatenate([a[:1000] * 10.0 ** rng.uniform(-12, -4, 1000) * rng.choice([-0.5, 1.0], 1000),
+                        rng.uniform(-0.9, 5.0, 3000) * np.minimum(a[1000:4000], 1.0) * 0.99,
+                        [1.0, 0.5, 0.2, -0.05, 0.0, -0.5, 0.0, 2.0]])
+    h[::50] = 0.0
+    want = divergence.lgamma_diff(a, h)
+    got = divergence.lgamma_diff_fused(a, h)
+    np.testing.assert_array_equal(got, want)
+    for regime in (h == 0, a < 1e-100, np.abs(h) <= 1e-5 * a, (a >= 8) & (a + h >= 8)):
+        assert regime.sum() >= 8  # every branch is exercised
+
+
+# ------------------------------------------------------------------ issue 30, second round: repeated arguments,
+# batched posterior draws, calibrations cached across splits
+
+
+def test_fused_log_gamma_difference_with_repeated_arguments():
+    """The special functions of the Taylor regime are taken once per distinct argument: the same values as
+    lib.mechanisms.dirichlet.divergence.lgamma_diff, entry by entry, with many repeats (as in the search)."""
+    from lib.mechanisms.dirichlet import divergence
+
+    rng = np.random.default_rng(31)
+    base = 10.0 ** rng.uniform(0, 7, 40)
+    a = np.tile(base, 25)[rng.permutation(1000)]  # 40 distinct values, each 25 times
+    h = a * 10.0 ** rng.uniform(-12, -6, 1000) * rng.choice([-1.0, 1.0], 1000)  # all in the Taylor regime
+    h[::7] = rng.uniform(-0.5, 3.0, h[::7].size)  # and some in the others
+    assert (np.abs(h) <= divergence._TAYLOR_STEP * a).sum() > divergence._DISTINCT_FROM
+    np.testing.assert_array_equal(divergence.lgamma_diff_fused(a, h), divergence.lgamma_diff(a, h))
+    small = slice(0, divergence._DISTINCT_FROM - 1)  # below the threshold: no sorting, the same values
+    np.testing.assert_array_equal(divergence.lgamma_diff_fused(a[small], h[small]), divergence.lgamma_diff(a[small], h[small]))

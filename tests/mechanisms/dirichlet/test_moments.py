@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from lib.mechanisms.dirichlet.moments import output_bias, output_mean, output_raw_moment, output_variance
+from lib.mechanisms.dirichlet.moments import expected_kl_loss
 
 HISTOGRAMS = [
     np.array([119.0, 74, 618, 272, 13, 187]),
@@ -171,3 +172,26 @@ def _quick(func, match):
 
 def test_raw_moment_refuses_huge_orders():
     _quick(lambda: output_raw_moment([1.0, 2.0], 1.0, 1.0, 10**10), "at most 10000")
+
+
+def test_expected_kl_of_rows_with_repeated_counts_equals_expected_kl_loss():
+    """moments.expected_kl_rows (digamma once per distinct count) equals expected_kl_loss value by value, and
+    the order searches that use it (_summed_kl, _summed_kl_distinct) equal the plain sum of expected_kl_loss."""
+    from lib.mechanisms.dirichlet import approximate_dp as adp
+    from lib.mechanisms.dirichlet.moments import expected_kl_rows
+
+    rng = np.random.default_rng(40)
+    rows = rng.choice([0.0, 1.0, 3.0, 17.0, 250.0, 4096.0], size=(60, 7))
+    rows[:, 0] += 1.0  # positive totals
+    r = np.exp(rng.uniform(-8, 0, (3, 5, 1)))
+    alpha = 1.0 + rng.exponential(3.0, (3, 5, 1))
+    want = expected_kl_loss(rows, r, alpha)
+    np.testing.assert_array_equal(expected_kl_rows(rows, r, alpha), want)
+    np.testing.assert_array_equal(expected_kl_rows(rows, np.float64(0.3)[None], np.float64(2.0)[None]),
+                                  expected_kl_loss(rows, 0.3, 2.0))
+    groups = adp._rows([rows, rows[:9, :3]])
+    plain = sum(expected_kl_loss(g, r, alpha).sum(axis=-1) for g in groups)
+    np.testing.assert_array_equal(adp._summed_kl(groups, r[..., 0], alpha[..., 0]), 0.0 + plain)
+    distinct = adp._distinct(groups)
+    plain_distinct = sum(np.take(expected_kl_loss(dd, r, alpha), inv, axis=-1).sum(axis=-1) for dd, inv in distinct)
+    np.testing.assert_array_equal(adp._summed_kl_distinct(distinct, r[..., 0], alpha[..., 0]), 0.0 + plain_distinct)
