@@ -173,6 +173,7 @@ benchmark: $(STAMP)
 	$(BIN)/python benchmarks/bench_naive_bayes_scaling.py
 	$(BIN)/python benchmarks/bench_speed.py
 	$(BIN)/python benchmarks/bench_smooth_sensitivity.py --quick
+	$(BIN)/python benchmarks/bench_calibration.py
 
 ## benchmark-book: `make nbval` of an old commit and of this tree, back to back, and the ratio
 ## (benchmarks/bench_book.sh; OLD=e719718 by default, the commit issue 30 measured; about six minutes)

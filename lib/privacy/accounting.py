@@ -41,7 +41,9 @@ def rdp_to_dp(epsilon, lam, delta):
     Parameters
     ----------
     epsilon : array_like
-        RDP level :math:`\\varepsilon \\in (0, \\infty)`.
+        RDP level :math:`\\varepsilon \\in (0, \\infty]`; :math:`+\\infty` (an exact
+        curve above its order limit, :func:`lib.mechanisms.dirichlet.curve.order_limit`)
+        gives :math:`+\\infty`.
     lam : array_like
         Order :math:`\\lambda \\in (1, \\infty)`.
     delta : array_like
@@ -51,13 +53,39 @@ def rdp_to_dp(epsilon, lam, delta):
     -------
     ndarray or float
         :math:`\\hat\\varepsilon \\ge 0`, broadcast over the inputs.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is NaN or not positive, ``lam`` not in :math:`(1, \\infty)`
+        or ``delta`` not in :math:`(0, 1)`.
+
+    Examples
+    --------
+    >>> from lib.privacy.accounting import rdp_to_dp
+    >>> rdp_to_dp([0.5, float("inf")], 4.0, 1e-5).round(4)
+    array([3.5879,    inf])
     """
-    epsilon = validation.positive(epsilon, "epsilon")
+    epsilon = _level(epsilon, "epsilon")
     lam = validation.order(lam, "lam", strict=True)
     delta = validation.open_unit(delta, "delta")
     epsilon, lam, delta = validation.broadcast(epsilon=epsilon, lam=lam, delta=delta)
-    eps_hat = epsilon + np.log1p(-1 / lam) - np.log(delta * lam) / (lam - 1)
+    with np.errstate(invalid="ignore"):
+        eps_hat = epsilon + np.log1p(-1 / lam) - np.log(delta * lam) / (lam - 1)
     return np.maximum(eps_hat, 0.0)[()]
+
+
+def _level(epsilon, name):
+    """An RDP level: every entry in :math:`(0, \\infty]` (a curve is infinite from its order limit on)."""
+    value = np.asarray(epsilon)
+    if not (np.issubdtype(value.dtype, np.floating) and np.any(np.isposinf(value))):
+        return validation.positive(epsilon, name)  # no inf: the usual checks and messages
+    bad = ~(value > 0)  # NaN and values <= 0 (with -inf)
+    if np.any(bad):
+        i = int(np.argmax(bad.ravel()))
+        raise ValueError(f"{name} must be in (0, inf] (inf where a Renyi curve is infinite); "
+                         f"got {float(value.ravel()[i])}" + (f" at index {i}" if value.ndim else ""))
+    return value.astype(float)
 
 
 def validated_target(epsilon_hat, delta, n_releases):
@@ -252,7 +280,7 @@ def _first_near_minimum(values, rtol):
     return np.argmax(values <= threshold[:, None], axis=1)
 
 
-def search_order_many(epsilon_hats, delta, objective, *, lam_max=None, grid_size=128):
+def search_order_many(epsilon_hats, delta, objective, *, lam_max=None, grid_size=128, lam_min=None):
     """The best order of each of many targets :math:`(\\hat\\varepsilon_i, \\delta)`, on fixed grids.
 
     Every order above :math:`\\lambda_0` (:func:`min_order`) meets the target,
@@ -294,6 +322,12 @@ def search_order_many(epsilon_hats, delta, objective, *, lam_max=None, grid_size
         Largest order searched; default :math:`1/\\delta`.
     grid_size : int, default 128
         Points of the first grid.
+    lam_min : float, optional
+        The lower end :math:`\\lambda_0` of the orders searched, the same for
+        every target, in :math:`[1, \\lambda_{\\max})`; default :func:`min_order`
+        of each target (eq. (14) is infeasible below it). An accounting that
+        does not go through eq. (14) at the order searched (the exact curve of
+        :func:`lib.mechanisms.dirichlet.curve.calibrate_exact`) passes 1.
 
     Returns
     -------
@@ -307,7 +341,11 @@ def search_order_many(epsilon_hats, delta, objective, *, lam_max=None, grid_size
     """
     eps = np.asarray(epsilon_hats, float)
     lam_max = 1 / delta if lam_max is None else lam_max
-    lam0 = np.array([min_order(e, delta) for e in eps])
+    if lam_min is None:
+        lam0 = np.array([min_order(e, delta) for e in eps])
+    else:
+        lam_min = validation.scalar(validation.order(lam_min, "lam_min"), "lam_min")
+        lam0 = np.full(eps.shape, lam_min)
     for e, l0 in zip(eps, lam0):
         if not l0 * (1 + 1e-9) < lam_max:
             raise ValueError(

@@ -60,11 +60,27 @@ def test_broadcasts_and_clips_at_zero():
     assert rdp_to_dp(1e-3, 2.0, 0.5) == 0.0
 
 
+def test_an_infinite_level_converts_to_infinity():
+    """An exact curve is +inf from its order limit on: eq. (14) of +inf is +inf, beside finite levels (issue 39)."""
+    from lib.mechanisms.dirichlet.curve import DirichletCurve
+
+    curve = DirichletCurve(0.5, 9.0)
+    orders = np.array([4.0, curve.limit, 2 * curve.limit])
+    out = rdp_to_dp(curve(orders), orders, 1e-5)
+    assert np.isfinite(out[0]) and np.all(np.isposinf(out[1:]))
+    assert out[0] == rdp_to_dp(float(curve(4.0)), 4.0, 1e-5)
+    assert rdp_to_dp(np.inf, 2.0, 1e-5) == np.inf
+
+
 @pytest.mark.parametrize(
     "args, match",
     [
         ((0.0, 2.0, 1e-5), r"epsilon must be in \(0, inf\)"),
-        ((np.inf, 2.0, 1e-5), "epsilon must be finite"),
+        ((np.nan, 2.0, 1e-5), "epsilon must be finite"),
+        ((-1.0, 2.0, 1e-5), r"epsilon must be in \(0, inf\)"),
+        (([np.inf, np.nan], 2.0, 1e-5), r"epsilon must be in \(0, inf\] .*got nan at index 1"),
+        (([np.inf, 0.0], 2.0, 1e-5), r"epsilon must be in \(0, inf\] .*got 0.0 at index 1"),
+        (([np.inf, -np.inf], 2.0, 1e-5), r"epsilon must be in \(0, inf\]"),
         ((1.0, 1.0, 1e-5), r"lam must be in \(1, inf\)"),
         ((1.0, np.nan, 1e-5), "lam must be finite"),
         ((1.0, 2.0, 0.0), r"delta must be in \(0, 1\)"),

@@ -29,6 +29,7 @@ from lib import validation
 from lib.privacy.accounting import blame_target, dp_to_rdp, search_order, search_order_many
 from lib.mechanisms.dirichlet.order import OrderChoice, fixed_order
 from lib.mechanisms.dirichlet.calibration import calibrate
+from lib.mechanisms.dirichlet.curve import search_exact_order
 from lib.mechanisms.dirichlet.moments import expected_kl_rows
 from lib.mechanisms.protocol import L2_SQ, LINF
 
@@ -289,3 +290,25 @@ def dirichlet_order(epsilon_hat, delta, n_releases, *, reference=None, rule="opt
             choice = choice._replace(expected_kl=float(total_expected_kl(reference, choice.r, choice.alpha)))
         return choice
     raise ValueError(f"rule must be 'optimal' or 'fixed'; got {rule!r}")
+
+
+def exact_model_order_many(epsilon_hats, delta, histograms, *, n_releases) -> list:
+    """The exact calibration of a model's ``n_releases`` releases at its best order, for every target.
+
+    :func:`lib.mechanisms.dirichlet.curve.search_exact_order` with the loss of
+    :func:`model_order`, :func:`total_expected_kl` of the tables ``histograms``
+    (public reference tables, :func:`public_reference`): at every order the
+    scale is the largest whose composed exact curves meet the target, and the
+    order minimises the summed expected loss at that scale. The searches of all
+    targets run in lockstep.
+
+    Returns
+    -------
+    list of lib.mechanisms.dirichlet.curve.ExactCalibration
+    """
+    distinct = _distinct(_rows(histograms))
+
+    def loss(r, alpha, which):
+        return _summed_kl_distinct(distinct, r, alpha)
+
+    return search_exact_order(epsilon_hats, delta, loss, n_releases=n_releases, l2_sq=L2_SQ, linf=LINF)

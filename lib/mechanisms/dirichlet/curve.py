@@ -26,12 +26,14 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+from scipy import special
 
 from lib import validation
-from lib.mechanisms.dirichlet.calibration import calibrate
-from lib.mechanisms.dirichlet.divergence import renyi_excess
-from lib.privacy.accountant import Accountant
-from lib.privacy.accounting import validated_target, dp_to_rdp
+from lib.mechanisms.dirichlet.calibration import calibrate, rdp_epsilon
+from lib.mechanisms.dirichlet.divergence import lgamma_diff, renyi_excess
+from lib.mechanisms.dirichlet.moments import expected_kl_rows
+from lib.privacy.accountant import DEFAULT_ORDERS, Accountant
+from lib.privacy.accounting import validated_target, dp_to_rdp, search_order_many
 from lib.privacy.guarantees import RenyiDP
 
 #: The neighbouring relations that :func:`worst_case_divergence` knows.
@@ -342,32 +344,88 @@ def exact_epsilon_hat(r, alpha, delta, *, n_releases=1, relation="replace", orde
     return Accountant(orders).add(RenyiDP(stated, float(curve(stated)), curve=curve), count=n).epsilon(delta)
 
 
-def calibrate_exact(epsilon_hat, delta, lam, *, n_releases=1, l2_sq=2.0, linf=1.0, orders=None) -> ExactCalibration:
-    """Algorithm 1 at order ``lam`` with the largest RDP level the exact curve allows for a target.
+def _relation(l2_sq, linf):
+    """Validated sensitivities and the neighbouring relation of their exact curve (ValueError if none)."""
+    l2_sq = validation.scalar(validation.positive(l2_sq, "l2_sq"), "l2_sq")
+    linf = validation.scalar(validation.positive(linf, "linf"), "linf")
+    probe = exact_curve(1.0, 1.0, l2_sq, linf)
+    if probe is None:
+        raise ValueError(f"l2_sq = {l2_sq:g} with linf = {linf:g} are not histogram sensitivities "
+                         "(l2_sq = 2 linf^2 or linf^2): no exact curve to calibrate against")
+    return l2_sq, linf, probe.relation
+
+
+def _finish(eps_hat, delta, n, lam, scale, l2_sq, linf, orders):
+    """The :class:`ExactCalibration` of each target at its order ``lam`` from the scale ``s = r linf`` of :func:`exact_scale`.
+
+    Line 1 solved for the level of that scale, Lines 1-2 at that level (the
+    values :class:`~lib.mechanisms.dirichlet.mechanism.DirichletMechanism`
+    computes), and the target checked as :class:`lib.privacy.accountant.Accountant`
+    checks it: the stated level up to ``lam`` and the exact curve
+    (:func:`worst_case_divergence`) at every order, composed ``n`` times and
+    converted by eq. (14); where rounding puts the round trip a hair above the
+    target, the level is lowered by 1e-12 (relative) until it is met.
+    Vectorised over the targets (1-D arrays ``eps_hat``, ``lam``, ``scale``).
+    """
+    relation = exact_curve(1.0, 1.0, l2_sq, linf).relation
+    eps = np.asarray(rdp_epsilon(scale / linf, lam, l2_sq, linf), float).reshape(-1)
+    conversion = np.log1p(-1 / orders) - np.log(delta * orders) / (orders - 1)
+    for _ in range(64):
+        r, alpha = (np.asarray(v, float).reshape(-1) for v in calibrate(eps, lam, l2_sq, linf))
+        curve = worst_case_divergence((r * linf)[:, None], alpha[:, None], orders, relation=relation)
+        curve = np.where(orders <= lam[:, None], np.minimum(curve, eps[:, None]), curve)
+        with np.errstate(invalid="ignore"):
+            converted = n * curve + conversion
+        converted = np.where(np.isnan(converted), np.inf, converted)
+        best = np.argmin(converted, axis=1)
+        met = np.maximum(converted[np.arange(eps.size), best], 0.0)
+        over = met > eps_hat
+        if not over.any():
+            paper = np.asarray(dp_to_rdp(eps_hat, lam, delta, n_releases=n), float).reshape(-1)
+            return [ExactCalibration(float(lam[i]), float(eps[i]), float(r[i]), float(alpha[i]), float(met[i]),
+                                     float(orders[best[i]]), float(paper[i])) for i in range(eps.size)]
+        eps = np.where(over, eps * (1 - 1e-12), eps)
+    raise ValueError(  # pragma: no cover - exact_scale stops at a scale that meets the target
+        f"the exact calibration does not meet epsilon_hat = {eps_hat[over][0]:g}, delta = {delta:g}")
+
+
+def calibrate_exact(epsilon_hat, delta, lam=None, *, counts=None, n_releases=1, l2_sq=2.0, linf=1.0, orders=None,
+                    grid_size=128) -> ExactCalibration:
+    """Algorithm 1 calibrated to an :math:`(\\hat\\varepsilon, \\delta)` target by its exact curve, at its best order.
 
     The paper calibrates :math:`m` releases to :math:`(\\hat\\varepsilon, \\delta)`
     with Theorem 1 at one order and eq. (14): :math:`\\varepsilon_0 =`
     :func:`lib.privacy.accounting.dp_to_rdp` per release. The exact curve is
     below Theorem 1's level, and other orders convert it better, so the same
-    target admits a larger level. This raises Algorithm 1's :math:`\\varepsilon`
-    at the same order (a larger :math:`r`, less noise) while the exact curve,
-    composed :math:`m` times and converted at the best order
-    (:func:`exact_epsilon_hat`), stays within the target.
+    target admits a larger level at every order. At each order
+    :math:`\\lambda` of Algorithm 1 the largest scale whose :math:`m` composed
+    exact curves, converted at their best order, meet the target is
+    :func:`exact_scale`; the order is the one that minimises the expected KL
+    loss of the reference histogram ``counts`` at that scale
+    (:func:`search_exact_order`), searched from 1 up: the exact curve makes
+    orders feasible that eq. (14) at Theorem 1's level is not.
 
     Parameters
     ----------
     epsilon_hat, delta : float
         The target :math:`(\\hat\\varepsilon, \\delta)`, with :math:`\\hat\\varepsilon > 0`
         and :math:`\\delta \\in (0, 1)`.
-    lam : float
-        The order of Algorithm 1, in :math:`(1, \\infty)` (for instance the one the
-        paper's calibration chose, :func:`lib.mechanisms.dirichlet.order.optimal_order`).
+    lam : float, optional
+        Calibrate at this order of Algorithm 1, in :math:`(1, \\infty)`, instead of
+        the best one (for instance the order the paper's calibration chose,
+        :func:`lib.mechanisms.dirichlet.order.optimal_order`).
+    counts : array_like, shape (d,) or (k, d)
+        A public reference histogram (or rows of one), whose summed expected KL
+        loss chooses the order; required when ``lam`` is None. See the warning of
+        :func:`lib.mechanisms.dirichlet.order.optimal_order`: never the private data.
     n_releases : int, default 1
         Number :math:`m` of releases of this calibration.
     l2_sq, linf : float
         Histogram sensitivities (:func:`exact_curve` must know them).
     orders : array_like, optional
-        The accountant's orders.
+        The accountant's orders (default :data:`lib.privacy.accountant.DEFAULT_ORDERS`).
+    grid_size : int, default 128
+        Points of the first grid of the order search.
 
     Returns
     -------
@@ -376,58 +434,367 @@ def calibrate_exact(epsilon_hat, delta, lam, *, n_releases=1, l2_sq=2.0, linf=1.
     Raises
     ------
     ValueError
-        For bad arguments, sensitivities with no exact curve, or a target
-        that no level at ``lam`` meets.
+        For bad arguments, sensitivities with no exact curve, or no ``counts``
+        where the order is to be chosen.
 
     Notes
     -----
-    Bisection in :math:`\\log\\varepsilon` on the exact :math:`\\hat\\varepsilon`,
-    keeping a lower end that meets the target, to a relative width of
-    :math:`10^{-9}`; the lower end is returned, so the target is met whatever the
-    shape of the map from :math:`\\varepsilon` to :math:`\\hat\\varepsilon`. Where
-    the paper's calibration is feasible at ``lam`` it starts the bracket, and
-    the result is never below it. The level is a public function of the target,
-    ``lam`` and ``n_releases`` only.
+    The level is a public function of the target, ``n_releases``, the order
+    and (through the order) the reference histogram. It is the level of the
+    scale :func:`exact_scale` finds (to about 1e-12, relative), lowered by
+    1e-12 where rounding would put the result above the target: the target is
+    met by the accountant's own conversion of the composed curves.
 
     Examples
     --------
     >>> cal = calibrate_exact(1.0, 1e-5, 10.0)
     >>> bool(cal.epsilon > cal.paper_epsilon and cal.epsilon_hat <= 1.0)
     True
+    >>> best = calibrate_exact(1.0, 1e-5, counts=[119, 74, 618, 272, 13, 187])
+    >>> round(best.lam, 1), round(best.epsilon, 3)
+    (4.6, 0.149)
     """
     eps_hat, delta, n = validated_target(epsilon_hat, delta, n_releases)
+    l2_sq, linf, relation = _relation(l2_sq, linf)
+    if lam is None:
+        if counts is None:
+            raise ValueError("counts (a public reference histogram) is required to choose the order; "
+                             "or pass lam")
+        return calibrate_exact_many([eps_hat], delta, counts, n_releases=n, l2_sq=l2_sq, linf=linf, orders=orders,
+                                    grid_size=grid_size)[0]
     lam = validation.scalar(validation.order(lam, "lam", strict=True), "lam")
-    l2_sq = validation.scalar(validation.positive(l2_sq, "l2_sq"), "l2_sq")
-    linf = validation.scalar(validation.positive(linf, "linf"), "linf")
-    probe = exact_curve(1.0, 1.0, l2_sq, linf)
-    if probe is None:
-        raise ValueError(f"l2_sq = {l2_sq:g} with linf = {linf:g} are not histogram sensitivities "
-                         "(l2_sq = 2 linf^2 or linf^2): no exact curve to calibrate against")
+    grid = _grid(orders)
+    lam, eps_hat = np.array([lam]), np.array([eps_hat])
+    return _finish(eps_hat, delta, n, lam, _scales(lam, eps_hat, delta, n, relation, grid), l2_sq, linf, grid)[0]
 
-    def achieved(eps):
-        r, alpha = calibrate(eps, lam, l2_sq, linf)
-        curve = exact_curve(r, alpha, l2_sq, linf)
-        return Accountant(orders).add(RenyiDP(lam, eps, curve=curve), count=n).epsilon(delta)
 
-    paper = float(dp_to_rdp(eps_hat, lam, delta, n_releases=n))
-    lo = paper if paper > 0 else eps_hat / n * 1e-6
-    for _ in range(60):
-        if achieved(lo).epsilon <= eps_hat:
-            break
-        lo /= 4
+def _reference_rows(counts):
+    """A reference histogram as rows ``(k, d)``, non-negative, each with a positive total."""
+    rows = validation.vectors(counts, "counts", positive_entries=False)
+    rows = rows.reshape(-1, rows.shape[-1]) if rows.ndim else rows
+    if rows.ndim != 2 or rows.shape[1] < 2 or np.any(rows.sum(axis=1) <= 0):
+        raise ValueError("counts must be a histogram of shape (d,) or rows (k, d), d >= 2, each with a positive "
+                         f"total; got shape {np.shape(counts)}")
+    return rows
+
+
+def calibrate_exact_many(epsilon_hats, delta, counts, *, n_releases=1, l2_sq=2.0, linf=1.0, orders=None,
+                         grid_size=128) -> list:
+    """:func:`calibrate_exact` at its best order for every target of ``epsilon_hats``, searched together.
+
+    The loss of an order is the expected KL loss summed over the rows of
+    ``counts`` (:func:`lib.mechanisms.dirichlet.moments.expected_kl_rows`); the
+    searches of all targets run in lockstep (:func:`search_exact_order`).
+
+    Returns
+    -------
+    list of ExactCalibration
+    """
+    rows = _reference_rows(counts)
+
+    def loss(r, alpha, which):
+        return expected_kl_rows(rows, r[..., None], alpha[..., None]).sum(axis=-1)
+
+    return search_exact_order(epsilon_hats, delta, loss, n_releases=n_releases, l2_sq=l2_sq, linf=linf,
+                              orders=orders, grid_size=grid_size)
+
+
+#: The scales of a grid stage of :func:`search_exact_order` are solved at every 32nd order from the
+#: default start, then at every 8th and at all, each from the interpolation of the last (fewer Newton steps).
+_START_STRIDES = (32, 8, 1)
+
+
+def search_exact_order(epsilon_hats, delta, loss, *, n_releases=1, l2_sq=2.0, linf=1.0, orders=None,
+                       grid_size=128) -> list:
+    """The order of Algorithm 1 that minimises ``loss`` at the exact calibration, for each target.
+
+    At every order :math:`\\lambda` the scale is :func:`exact_scale` (the largest
+    whose ``n_releases`` composed exact curves meet the target) and
+    :math:`\\alpha = 1 + 4(\\lambda - 1) r\\Delta_\\infty` (Line 2). The orders are
+    searched by :func:`lib.privacy.accounting.search_order_many` from
+    :math:`\\lambda_0 = 1` to :math:`1/\\delta`, on grids fixed by the public
+    inputs, with its tie rule (:data:`lib.privacy.accounting.ORDER_TIE_RTOL`):
+    the chosen order does not hinge on the last bits of the loss.
+
+    Parameters
+    ----------
+    epsilon_hats : sequence of float
+        The targets :math:`\\hat\\varepsilon > 0`.
+    delta : float
+        :math:`\\delta \\in (0, 1)`.
+    loss : callable
+        ``loss(r, alpha, which)``: the loss of the targets ``which`` (1-D
+        integer array) at scales and pseudo-counts of shape ``(len(which), k)``,
+        of that shape.
+    n_releases, l2_sq, linf, orders, grid_size
+        As in :func:`calibrate_exact`.
+
+    Returns
+    -------
+    list of ExactCalibration
+    """
+    targets = np.atleast_1d(validation.positive(epsilon_hats, "epsilon_hats")).astype(float)
+    if targets.ndim != 1:
+        raise ValueError(f"epsilon_hats must be a 1-D sequence; got shape {targets.shape}")
+    checked = [validated_target(e, delta, n_releases) for e in targets]
+    if not checked:
+        return []
+    delta, n = checked[0][1], checked[0][2]
+    l2_sq, linf, relation = _relation(l2_sq, linf)
+    grid_size = validation.integer(grid_size, "grid_size", 8)
+    grid = _grid(orders)
+
+    solved = {}  # target index -> (log(lam - 1), log s) of the first grid, the start of the finer ones
+
+    def objective(lam, which):
+        target = np.broadcast_to(targets[which][:, None], lam.shape)
+        x = np.log(lam - 1)
+        if solved:  # a finer stage: start from the interpolation of the first grid's scales
+            start = np.array([np.interp(x[i], *solved[w]) for i, w in enumerate(which)])
+            strides = (1,)
+        else:
+            start, strides = None, _START_STRIDES
+        done = None if start is None else np.arange(lam.shape[1])
+        for stride in strides:  # solve every stride-th order, from the interpolation of the last solve
+            cols = np.unique(np.append(np.arange(0, lam.shape[1], stride), lam.shape[1] - 1))
+            if done is not None and done.size != lam.shape[1]:
+                start = np.array([np.interp(x[i, cols], x[i, done], start[i]) for i in range(lam.shape[0])])
+            start = np.log(_scales(lam[:, cols], target[:, cols], delta, n, relation, grid, start, meet=False))
+            done = cols
+        if not solved:
+            solved.update({w: (x[i], start[i]) for i, w in enumerate(which)})
+        scale = np.exp(start)
+        return loss(scale / linf, 1 + 4 * (lam - 1) * scale, which)
+
+    with np.errstate(over="ignore", under="ignore"):
+        lam, _ = search_order_many(targets, delta, objective, grid_size=grid_size, lam_min=1.0)
+    return _finish(targets, delta, n, lam, _scales(lam, targets, delta, n, relation, grid), l2_sq, linf, grid)
+
+
+#: Strides of the search for the best conversion order on the accountant's grid
+#: (:func:`exact_scale`): every 32nd order, then every 4th within 32 of the best,
+#: then every order within 4 of the best.
+_ORDER_STRIDES = (32, 4, 1)
+#: Newton steps of :func:`exact_scale` (each also narrows a bracket; about 8 are used).
+_MAX_SCALE_STEPS = 200
+#: A Newton step in log r below this ends :func:`exact_scale` (r to about 1e-12, relative).
+_SCALE_TOL = 1e-12
+#: In the order search, a Newton step below this ends the solve (the update then within about its square).
+_SEARCH_TOL = 1e-7
+
+
+#: From this pseudo-count on, :func:`_sides` takes differences of log-Gamma values without cancellation
+#: when asked to be accurate: below it, plain differences lose at most about 1e-13 of a term of order 0.1.
+_PLAIN_BELOW = 64.0
+#: The same in the order search (:func:`_scales` without ``meet``): below it plain differences lose at
+#: most about 1e-10 of the conversion, far below the search's tolerance :data:`_SEARCH_TOL`.
+_SEARCH_PLAIN_BELOW = 1e4
+
+
+def _sides(r, alpha, a, *, accurate=True, plain_below=_PLAIN_BELOW):
+    """The two terms of the worst case at orders ``a``: the bin that loses a record and the one that gains it.
+
+    :math:`\\phi(\\alpha + r, r)` and :math:`\\phi(\\alpha, -r)` of
+    :func:`divergence_term` (``r`` and ``alpha`` of shape ``(N, 1)``, ``a`` of
+    shape ``(N, M)``), ``inf`` from :func:`order_limit` on, by differences of
+    plain log-Gamma values, which lose about :math:`\\log_{10}(\\alpha\\log\\alpha)`
+    digits; with ``accurate``, rows with :math:`\\alpha \\ge` ``plain_below`` use differences
+    without cancellation (:func:`lib.mechanisms.dirichlet.divergence.lgamma_diff`,
+    about three times slower).
+    """
+    a = np.broadcast_to(a, np.broadcast_shapes(np.shape(a), np.shape(r)))
+    gain = alpha - (a - 1) * r
+    finite = gain > 0
+    with np.errstate(invalid="ignore"):
+        l0, l1 = special.gammaln(alpha), special.gammaln(alpha + r)
+        removed = l0 - l1 + (special.gammaln(alpha + a * r) - l1) / (a - 1)
+        added = l1 - l0 + (special.gammaln(np.where(finite, gain, 1.0)) - l0) / (a - 1)
+        large = np.broadcast_to(alpha >= plain_below, a.shape) if accurate else np.zeros(a.shape, bool)
+        if np.any(large):
+            rl, al, ol, fl = (np.broadcast_to(v, a.shape)[large] for v in (r, alpha, a, finite))
+            # the terms of renyi_excess (worst_case_divergence), in the same order of operations
+            removed[large] = lgamma_diff(al + rl, -rl) + lgamma_diff(al + rl, (ol - 1) * rl) / (ol - 1)
+            added[large] = lgamma_diff(al, rl) + lgamma_diff(al, np.where(fl, -(ol - 1) * rl, 0.0)) / (ol - 1)
+    return np.maximum(removed, 0.0), np.where(finite, np.maximum(added, 0.0), np.inf)
+
+
+def _combined(removed, added, relation):
+    return removed + added if relation == "replace" else np.maximum(removed, added)
+
+
+#: Re-centrings of the window of :func:`_best_conversion` before it falls back to the full search.
+_MAX_WALK = 8
+
+
+def _best_conversion(r, alpha, n, orders, conversion, relation, near=None, plain_below=_PLAIN_BELOW):
+    """Per row, the smallest eq. (14) conversion of ``n`` composed exact curves over the grid ``orders``.
+
+    ``conversion`` is eq. (14)'s term of each order (the value for a level 0).
+    Searched with the strides of :data:`_ORDER_STRIDES`, the last with accurate
+    terms (the conversion, an increasing curve plus eq. (14)'s decreasing term,
+    is unimodal along the grid; tests compare the result with every order).
+    With ``near`` (an index per row, the best order of a nearby scale; -1 for
+    none), a window of 9 orders around it instead, moved downhill while its
+    best order is at its edge (the full search after :data:`_MAX_WALK` moves).
+    Returns the value and the index of the order that gives it.
+    """
+    size = orders.size
+    rows = np.arange(r.shape[0])
+    if near is not None and np.any(near >= 0):
+        span = _ORDER_STRIDES[-2]
+        out, best = np.empty(rows.size), np.asarray(near).copy()
+        walk = near >= 0
+        for _ in range(_MAX_WALK):
+            w = np.flatnonzero(walk)
+            index = np.clip(best[w, None] + np.arange(-span, span + 1), 0, size - 1)
+            value = n * _combined(*_sides(r[w], alpha[w], orders[index], plain_below=plain_below), relation) \
+                + conversion[index]
+            j = np.argmin(value, axis=1)
+            best[w], out[w] = index[np.arange(w.size), j], value[np.arange(w.size), j]
+            edge = ((j == 0) & (index[:, 0] > 0)) | ((j == 2 * span) & (index[:, -1] < size - 1))
+            walk[:] = False
+            walk[w[edge]] = True
+            if not walk.any():
+                break
+        full = (near < 0) | walk
+        if np.any(full):
+            out[full], best[full] = _best_conversion(r[full], alpha[full], n, orders, conversion, relation,
+                                                     plain_below=plain_below)
+        return out, best
+    coarse = np.append(np.arange(0, size, _ORDER_STRIDES[0]), size - 1)
+    index = np.broadcast_to(coarse, (rows.size, coarse.size))
+    for stage, stride in enumerate(_ORDER_STRIDES):
+        if stage:
+            width = _ORDER_STRIDES[stage - 1]
+            index = np.clip(best[:, None] + np.arange(-width, width + 1, stride), 0, size - 1)
+        last = stage == len(_ORDER_STRIDES) - 1
+        value = n * _combined(*_sides(r, alpha, orders[index], accurate=last, plain_below=plain_below), relation) \
+            + conversion[index]
+        j = np.argmin(value, axis=1)
+        best = index[rows, j]
+    return value[rows, j], best
+
+
+def exact_scale(lam, epsilon_hat, delta, *, n_releases=1, relation="replace", orders=None):
+    """The largest scale at order ``lam`` whose exact curve meets an :math:`(\\hat\\varepsilon, \\delta)` target.
+
+    Algorithm 1 at order :math:`\\lambda` releases :math:`\\mathrm{Dir}(r f +
+    \\alpha)` with :math:`\\alpha = 1 + 4(\\lambda - 1) r\\Delta_\\infty` (Line 2);
+    its exact curve depends on :math:`s = r\\Delta_\\infty` and :math:`\\alpha`
+    only. This returns the largest :math:`s` for which ``n_releases`` such
+    curves, composed and converted by eq. (14) at the best order of the grid
+    ``orders`` (as :class:`lib.privacy.accountant.Accountant` does), give at
+    most :math:`\\hat\\varepsilon`: the root in :math:`\\log s` of the
+    conversion minus the target, which increases with :math:`s`, by Newton
+    steps (the slope of the curve at the best conversion order, in closed form
+    with :math:`\\psi`) inside a bracket that shrinks with the sign, stopped
+    when a step is below 1e-12, at a point that meets the target (as computed
+    here: to about 1e-13 of :math:`\\hat\\varepsilon`, the rounding of the plain
+    log-Gamma differences used below :math:`\\alpha = 64`; :func:`calibrate_exact`
+    checks the target as the accountant computes it). Vectorised
+    over ``lam`` and ``epsilon_hat``; each entry stops on its own, so a batch
+    returns the values of single calls.
+
+    Parameters
+    ----------
+    lam : array_like
+        Orders of Algorithm 1, in :math:`(1, \\infty)`.
+    epsilon_hat : array_like
+        Targets :math:`\\hat\\varepsilon > 0`, broadcast with ``lam``.
+    delta : float
+        :math:`\\delta \\in (0, 1)`.
+    n_releases : int, default 1
+    relation : {"replace", "add-remove"}
+    orders : array_like, optional
+        The accountant's orders (default :data:`lib.privacy.accountant.DEFAULT_ORDERS`).
+
+    Returns
+    -------
+    ndarray or float
+        :math:`s = r\\Delta_\\infty`.
+
+    Examples
+    --------
+    >>> s = exact_scale(4.6, 1.0, 1e-5)
+    >>> round(float(s), 4), round(float(exact_epsilon_hat(s, 1 + 4 * 3.6 * s, 1e-5).epsilon), 9)
+    (0.3927, 1.0)
+    """
+    if relation not in RELATIONS:
+        raise ValueError(f"relation must be one of {RELATIONS}; got {relation!r}")
+    lam, eps_hat = validation.broadcast(lam=validation.order(lam, "lam", strict=True),
+                                        epsilon_hat=validation.positive(epsilon_hat, "epsilon_hat"))
+    delta = validation.scalar(validation.open_unit(delta, "delta"), "delta")
+    n = validation.integer(n_releases, "n_releases")
+    return _scales(lam, eps_hat, delta, n, relation, _grid(orders))[()]
+
+
+def _grid(orders):
+    """The accountant's orders, validated and sorted (default :data:`lib.privacy.accountant.DEFAULT_ORDERS`)."""
+    return np.sort(np.asarray(DEFAULT_ORDERS if orders is None else validation.order(orders, "orders", strict=True),
+                              float).ravel())
+
+
+def _scales(lam, eps_hat, delta, n, relation, grid, start=None, *, meet=True):
+    """:func:`exact_scale` of validated arrays of one shape; ``start``, optional, a first guess of ``log s``.
+
+    Without ``meet``, for the order search, where only the loss at the scale
+    matters: the Newton update of the first step below :data:`_SEARCH_TOL`
+    (accurate to about its square), whether or not it meets the target.
+    """
+    shape = lam.shape
+    k, target = (4 * (lam - 1)).ravel(), eps_hat.ravel()
+    if start is None:  # Line 1 at order lam with the whole target as the level of each release
+        t = np.log(np.atleast_1d(calibrate(target / n, lam.ravel()).r))
     else:
-        raise ValueError(f"no RDP level at lam = {lam:g} meets epsilon_hat = {eps_hat:g}, delta = {delta:g} "
-                         f"over {n} releases")
-    hi = lo * 2
-    for _ in range(200):
-        if achieved(hi).epsilon > eps_hat:
-            break
-        lo, hi = hi, hi * 2
-    else:  # pragma: no cover - the exact level grows without bound with epsilon
-        raise ValueError(f"the exact epsilon_hat stays below {eps_hat:g} at every level; check the inputs")
-    while math.log(hi / lo) > 1e-9:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if achieved(mid).epsilon <= eps_hat else (lo, mid)
-    spent = achieved(lo)
-    r, alpha = calibrate(lo, lam, l2_sq, linf)
-    return ExactCalibration(lam, lo, float(r), float(alpha), spent.epsilon, spent.order, paper)
+        t = np.array(start, float).ravel()
+    lo, hi = np.full(t.shape, -np.inf), np.full(t.shape, np.inf)
+    g_lo, g_hi = np.full(t.shape, -np.inf), np.full(t.shape, np.inf)  # the gaps at the ends
+    out = np.empty(t.shape)
+    todo = np.arange(t.size)
+    conversion = np.log1p(-1 / grid) - np.log(delta * grid) / (grid - 1)
+    near = None  # the best conversion orders of the last step, once the steps are small
+    for _ in range(_MAX_SCALE_STEPS):
+        s = np.exp(t)
+        alpha = 1 + k * s
+        value, best = _best_conversion(s[:, None], alpha[:, None], n, grid, conversion, relation, near,
+                                       _PLAIN_BELOW if meet else _SEARCH_PLAIN_BELOW)
+        gap = value - target
+        a = grid[best]
+        removed, added = _sides(s[:, None], alpha[:, None], a[:, None], accurate=False)
+        p0, p1 = special.digamma(alpha), special.digamma(alpha + s)
+        d_removed = p0 * k - p1 * (k + 1) + (special.digamma(alpha + a * s) * (k + a) - p1 * (k + 1)) / (a - 1)
+        d_added = p1 * (k + 1) - p0 * k + (special.digamma(alpha - (a - 1) * s) * (k - (a - 1)) - p0 * k) / (a - 1)
+        if relation == "replace":
+            slope = d_removed + d_added
+        else:
+            slope = np.where(removed[:, 0] >= added[:, 0], d_removed, d_added)
+        step = gap / (n * s * slope)
+        meets = gap <= 0
+        lo, g_lo = np.where(meets & (t > lo), t, lo), np.where(meets & (t > lo), gap, g_lo)
+        hi, g_hi = np.where(~meets & (t < hi), t, hi), np.where(~meets & (t < hi), gap, g_hi)
+        closed = np.isfinite(lo) & (hi - lo <= _SCALE_TOL)
+        if meet:
+            done = (meets & (np.abs(step) <= _SCALE_TOL)) | closed
+            out[todo[done]] = np.where(closed, np.exp(lo), s)[done]
+        else:
+            done = (np.abs(step) <= _SEARCH_TOL) | closed
+            out[todo[done]] = np.exp(np.where(closed, lo, t - step))[done]
+        if done.all():
+            return out.reshape(shape)
+        # a converged step that misses the target by rounding: just below the predicted root
+        newton = np.where(np.abs(step) <= _SCALE_TOL, t - np.abs(step) - _SCALE_TOL, t - step)
+        newton = np.clip(newton, t - 2.0, t + 2.0)  # at most a factor e^2 per step while unbracketed
+        inside = (newton > lo) & (newton < hi)
+        both = np.isfinite(lo) & np.isfinite(hi)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            # where Newton leaves a closed bracket: the secant through its ends, kept off the ends
+            secant = lo - g_lo * (hi - lo) / (g_hi - g_lo)
+            secant = np.clip(secant, lo + 0.05 * (hi - lo), hi - 0.05 * (hi - lo))
+        t = np.where(inside, newton, np.where(both, secant, newton))
+        keep = ~done
+        near = best[keep]
+        todo, t, lo, hi, k, target = todo[keep], t[keep], lo[keep], hi[keep], k[keep], target[keep]
+        g_lo, g_hi = g_lo[keep], g_hi[keep]
+    raise ValueError(  # pragma: no cover - the conversion increases with the scale and the bracket closes
+        f"the exact scale did not converge in {_MAX_SCALE_STEPS} steps for epsilon_hat = {target[:3]}, "
+        f"lam = {1 + k[:3] / 4}")

@@ -23,9 +23,10 @@ from scipy import special
 
 from lib import validation
 from lib.mechanisms.batching import batchable, log_views, normalise_rows, release_buffer
-from lib.mechanisms.dirichlet.approximate_dp import dirichlet_order, model_order_many, public_reference
+from lib.mechanisms.dirichlet.approximate_dp import (dirichlet_order, exact_model_order_many, model_order_many,
+                                                     public_reference)
 from lib.mechanisms.dirichlet.calibration import calibrate
-from lib.mechanisms.dirichlet.curve import calibrate_exact, exact_curve
+from lib.mechanisms.dirichlet.curve import exact_curve
 from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
 from lib.privacy.neighbours import all_neighbours
 from lib.mechanisms.protocol import (L2_SQ, LINF, ApproximateDP, Guarantee, Mechanism, ModelCalibration, NotPrivate, RenyiDP)
@@ -39,7 +40,9 @@ class DirichletMechanism(Mechanism):
     epsilon : float
         RDP level :math:`\\varepsilon \\in (0, \\infty)`.
     lam : float
-        Renyi order :math:`\\lambda \\in [1, \\infty)`.
+        Renyi order :math:`\\lambda \\in [1, \\infty)`. Theorem 1 states Renyi DP of
+        an order above 1 only; at :math:`\\lambda = 1` (Line 1's closed form,
+        :math:`\\alpha = 1`) :attr:`guarantee` is the exact curve alone.
     l2_sq : float, default 2.0
         Squared :math:`\\ell_2`-sensitivity :math:`\\Delta_2^2` of the counts (2 for a
         histogram when one record is replaced; 1 when one is added or removed).
@@ -148,11 +151,30 @@ class DirichletMechanism(Mechanism):
 
         The curve is the exact worst case over neighbouring histograms at every
         order (:func:`lib.mechanisms.dirichlet.curve.exact_curve`), for
-        histogram sensitivities; None for other sensitivities.
+        histogram sensitivities; None for other sensitivities. At
+        :math:`\\lambda = 1`, where Theorem 1 states nothing, the exact curve
+        alone, stated at the middle of its finite range :math:`[1, 1 +
+        \\alpha/(r\\Delta_\\infty))` (:func:`lib.mechanisms.dirichlet.curve.order_limit`),
+        or :class:`lib.privacy.guarantees.NotPrivate` (no statement) for other
+        sensitivities.
+
+        Examples
+        --------
+        >>> g = DirichletMechanism(epsilon=1, lam=1).guarantee
+        >>> round(g.lam, 4), bool(g.curve(1.5) < g.curve(g.lam))
+        (1.5, True)
         """
         if self.epsilon is None:
             return self._statement
-        return RenyiDP(self.lam, self.epsilon, curve=exact_curve(self.r, self.alpha, self.l2_sq, self.linf))
+        curve = exact_curve(self.r, self.alpha, self.l2_sq, self.linf)
+        if self.lam > 1:
+            return RenyiDP(self.lam, self.epsilon, curve=curve)
+        # lam = 1: Theorem 1 states nothing (its order must exceed 1); the exact worst case over
+        # neighbours is finite below its order limit, stated at the middle of that range, where one is known
+        if curve is None:
+            return NotPrivate()
+        stated = 1 + (curve.limit - 1) / 2
+        return RenyiDP(stated, float(curve(stated)), curve=curve)
 
     @classmethod
     def _renyi_release(cls, target, spec, index):
@@ -397,27 +419,52 @@ def _log_space_dirichlet(a, rng):
 class ExactCurveDirichlet(DirichletMechanism):
     """Algorithm 1 calibrated to an :math:`(\\hat\\varepsilon, \\delta)` target through its exact Renyi curve.
 
-    The order is the paper's (:meth:`DirichletMechanism.calibrate` with an
-    :class:`~lib.privacy.guarantees.ApproximateDP` target); the RDP level at
-    that order is the largest for which the :math:`m` releases' exact curves
-    (:func:`lib.mechanisms.dirichlet.curve.calibrate_exact`), composed and
-    converted at their best order, still meet the target. Same release, less
-    noise; the paper's calibration stays :class:`DirichletMechanism`.
+    At every order of Algorithm 1 the RDP level is the largest for which the
+    :math:`m` releases' exact curves, composed and converted at their best
+    order, still meet the target
+    (:func:`lib.mechanisms.dirichlet.curve.exact_scale`); the order minimises
+    the expected KL loss of the public reference tables at that level
+    (:func:`lib.mechanisms.dirichlet.approximate_dp.exact_model_order_many`), as
+    :class:`DirichletMechanism` does for the paper's calibration. Same release,
+    less noise; the paper's calibration stays :class:`DirichletMechanism`.
 
     Notes
     -----
     Each object states Theorem 1's :math:`(\\lambda, \\varepsilon)` with its exact
     curve; the calibration states the target, which the composed exact curves
     meet (an audit over all neighbouring histograms, not Theorem 1's bound).
+    At the chosen order eq. (14) with Theorem 1's level may not meet the
+    target at all (``paper_epsilon_rdp`` not positive).
     """
 
     name, label = "dirichlet_exact", "Dirichlet (exact curve)"
     notions = (ApproximateDP,)
 
     @classmethod
-    def _from_choice(cls, choice, spec, target):
-        exact = calibrate_exact(target.epsilon, target.delta, choice.lam, n_releases=spec.n_releases)
-        mech = cls(exact.epsilon, exact.lam, l2_sq=L2_SQ, linf=LINF)
+    def _calibrate_approximate(cls, target, spec, cache):
+        """The exact calibration of all :math:`m` releases at the best order (one target)."""
+        return cls._calibrate_approximate_many([target], spec, cache)[0]
+
+    @classmethod
+    def _calibrate_approximate_many(cls, targets, spec, cache):
+        """The exact calibrations of every target, the order searches of one :math:`\\delta` run together."""
+        cache = {} if cache is None else cache
+        keys = [("dirichlet-exact", validation.scalar(validation.positive(t.epsilon, "epsilon_hat"), "epsilon_hat"),
+                 t.delta, spec.n_total, tuple(spec.shapes)) for t in targets]
+        todo = [i for i, key in enumerate(keys) if key not in cache]
+        if todo:
+            reference = public_reference(spec.n_total, [d for _, d in spec.shapes], [k for k, _ in spec.shapes])
+            for delta in sorted({targets[i].delta for i in todo}):
+                which = [i for i in todo if targets[i].delta == delta]
+                found = exact_model_order_many([targets[i].epsilon for i in which], delta, reference,
+                                               n_releases=spec.n_releases)
+                for i, exact in zip(which, found):
+                    cache[keys[i]] = exact
+        return [cls._from_exact(cache[key], spec, t) for key, t in zip(keys, targets)]
+
+    @classmethod
+    def _from_exact(cls, exact, spec, target):
+        mech = cls(exact.epsilon, exact.lam, L2_SQ, LINF, _solved=(exact.r, exact.alpha, None))
         params = {"lam": exact.lam, "r": mech.r, "alpha": mech.alpha, "epsilon_rdp": exact.epsilon,
                   "paper_epsilon_rdp": exact.paper_epsilon, "epsilon_hat_met": exact.epsilon_hat}
         return ModelCalibration(cls.name, True, (mech,) * spec.n_releases, params, target)

@@ -347,3 +347,38 @@ def test_line1_non_convergence_is_a_value_error():
     # the case that ran out of Newton steps (the stopping rule was below one ulp of log r)
     r, alpha = calibrate(5.47931925e-143, 9.8494608e141, 2.0)  # K = lam, c = 3 (lam - 1)
     assert np.isfinite(r) and r > 0
+
+
+def test_the_guarantee_at_order_one_is_the_exact_curve():
+    """Issue 39: DirichletMechanism(epsilon=1, lam=1).guarantee raised; Theorem 1 states nothing at order 1.
+
+    The guarantee is the exact worst case over neighbours (finite below 1 + alpha / r), checked
+    here by brute force over every neighbouring pair of small histograms at orders 1 (KL) to the limit.
+    """
+    import itertools
+
+    from lib.mechanisms.dirichlet.curve import order_limit, worst_case_divergence
+    from lib.privacy.accountant import Accountant
+    from lib.privacy.guarantees import NotPrivate, RenyiDP
+    from lib.privacy.neighbours import all_neighbours
+    from lib.theory.audit import divergence_both_ways
+
+    mech = DirichletMechanism(epsilon=1, lam=1)
+    assert mech.alpha == 1.0
+    g = mech.guarantee
+    limit = float(order_limit(mech.r, mech.alpha))
+    assert isinstance(g, RenyiDP) and g.lam == pytest.approx(1 + (limit - 1) / 2, rel=1e-15)
+    for order in (1.0, 1.3, g.lam, 1 + 0.99 * (limit - 1)):
+        worst = 0.0
+        for cells in itertools.product(range(3), repeat=3):
+            f = np.array(cells, float)
+            worst = max(worst, float(divergence_both_ways(mech.r * f + mech.alpha,
+                                                          mech.r * all_neighbours(f) + mech.alpha, order).max()))
+        assert worst == pytest.approx(float(worst_case_divergence(mech.r, mech.alpha, order)), rel=1e-9)
+        if order > 1:
+            assert worst == pytest.approx(float(g.curve(order)), rel=1e-9)
+    assert np.isinf(g.curve(limit))
+    assert np.isfinite(Accountant().add(g, 3).epsilon(1e-5).epsilon)
+    # sensitivities with no exact curve: no statement at order 1 (none from Theorem 1 either)
+    assert isinstance(DirichletMechanism(1.0, 1.0, l2_sq=3.0).guarantee, NotPrivate)
+    assert DirichletMechanism(1.0, 2.0).guarantee.lam == 2.0
