@@ -162,7 +162,7 @@ class DirichletMechanism(Mechanism):
         --------
         >>> g = DirichletMechanism(epsilon=1, lam=1).guarantee
         >>> round(g.lam, 4), bool(g.curve(1.5) < g.curve(g.lam))
-        (1.5, True)
+        (1.6413, True)
         """
         if self.epsilon is None:
             return self._statement
