@@ -22,10 +22,10 @@ from lib.experiments.defaults import FIGURES
 from lib.privacy.guarantees import ApproximateDP, RenyiDP
 from lib._version import __version__ as lib_version
 from lib.experiments.engine import prepared
-from lib.experiments.tasks import BayesianNetwork, NaiveBayes
+from lib.experiments.tasks import REGISTRY, BayesianNetwork, NaiveBayes
 
-RECORD_KEYS = {"model", "privacy", "datasets", "mechanisms", "budgets", "n_repeats", "lam", "delta", "seed",
-               "elapsed_seconds", "versions", "commit", "rows"}
+RECORD_KEYS = {"model", "privacy", "datasets", "mechanisms", "budgets", "n_repeats", "lam", "delta", "options",
+               "seed", "elapsed_seconds", "versions", "commit", "rows"}
 
 
 @pytest.fixture
@@ -175,7 +175,8 @@ def test_usage_error_from_a_real_process(tmp_path, extra, option):
 
 #: The --privacy choice of each type of target.
 CHOICE = {RenyiDP: "rdp", ApproximateDP: "dp"}
-GRIDS = [(model, CHOICE[notion]) for model, notion in FIGURES]
+#: The grids the synthetic data of conftest.py stand in for (the other tasks run on the real data below).
+GRIDS = [(model, CHOICE[notion]) for model, notion in FIGURES if model in ("naive-bayes", "bayesian-network")]
 
 
 @pytest.mark.parametrize("model, privacy", GRIDS)
@@ -185,7 +186,8 @@ def test_case_insensitive_datasets_and_the_csv(tmp_path, capsys, synthetic_data,
                         "2", "--seed", "5", model=model, privacy=privacy)) == 0
     written = pd.read_csv(tmp_path / "out" / f"{model.replace('-', '_')}_{privacy}.csv")
     assert list(dict.fromkeys(written.dataset)) == ["GermanCredit", "Adult"]
-    mechanisms, ends, _ = FIGURES[(model, {v: k for k, v in CHOICE.items()}[privacy])]
+    figure = FIGURES[(model, {v: k for k, v in CHOICE.items()}[privacy])]
+    mechanisms, ends = figure.mechanisms, figure.decades
     expected = run(model, mechanisms, np.logspace(*ends, 3), privacy=cli.target(privacy, 5.0, 1e-5),
                    data=synthetic_data[model],
                    datasets=["GermanCredit", "Adult"], n_repeats=2, seed=5, progress=False)
@@ -202,11 +204,13 @@ def test_json_record(tmp_path, synthetic_data, model, privacy):
     assert sorted(p.name for p in out.iterdir()) == [f"{stem}.csv", f"{stem}.json"]  # no temporary file left
     record = json.loads((out / f"{stem}.json").read_text())
     assert set(record) == RECORD_KEYS
-    mechanisms, ends, _ = FIGURES[(model, {v: k for k, v in CHOICE.items()}[privacy])]
+    figure = FIGURES[(model, {v: k for k, v in CHOICE.items()}[privacy])]
+    mechanisms, ends = figure.mechanisms, figure.decades
     assert record["model"] == model and record["privacy"] == privacy
     assert record["datasets"] == ["GermanCredit"] and record["mechanisms"] == list(mechanisms)
     np.testing.assert_allclose(record["budgets"], np.logspace(*ends, 2), rtol=1e-15)
-    assert (record["n_repeats"], record["lam"], record["delta"], record["seed"]) == (2, 5.0, 1e-5, 20230201)
+    assert (record["n_repeats"], record["seed"], record["options"]) == (2, 20230201, {})
+    assert (record["lam"], record["delta"]) == ((5.0, None) if privacy == "rdp" else (None, 1e-5))
     assert set(record["versions"]) == {"python", "numpy", "scipy", "pandas", "matplotlib",
                                        "dirichlet-mechanism-book"}
     assert record["versions"]["dirichlet-mechanism-book"] == lib_version
@@ -257,14 +261,27 @@ def test_the_static_names_of_the_parser_are_the_registry_s():
     from lib.experiments import engine
     from lib.experiments.data import DATASETS
     from lib.experiments.defaults import BN_DATASETS
-    from lib.experiments.tasks import REGISTRY
 
     assert cli.DATASET_NAMES == DATASETS and cli.BN_DATASET_NAMES == BN_DATASETS
-    # every task of the engine that has figure defaults (the grids of Section 5 and Appendix C)
-    assert cli.MODELS == tuple(t for t in REGISTRY if (t, RenyiDP) in FIGURES) and not hasattr(cli, "MECHANISM_NAMES")
-    # the --privacy choices are the only notion names; each becomes a typed target
-    assert cli.PRIVACY == ("rdp", "dp") and cli.target("rdp", 5.0, 1e-5) == engine.RDP_TARGET
-    assert cli.target("dp", 5.0, 1e-5) == engine.DP_TARGET
+    from lib.experiments.analysis import METRICS
+    from lib.models.mixed_naive_bayes import LabelKeptDP
+
+    # every task of the engine, each with its figure defaults
+    assert cli.MODELS == tuple(REGISTRY) and not hasattr(cli, "MECHANISM_NAMES")
+    assert {task for task, _ in FIGURES} == set(REGISTRY)
+    # the --privacy choices are the only notion names; rdp and dp become typed targets, label-kept none
+    assert cli.PRIVACY == ("rdp", "dp", "label-kept") and cli.target("rdp", 5.0, 1e-5) == engine.RDP_TARGET
+    assert cli.target("dp", 5.0, 1e-5) == engine.DP_TARGET and cli.target("label-kept", None, None) is None
+    assert cli.TASK_PRIVACY == {"naive-bayes": ("rdp", "dp"), "bayesian-network": ("rdp", "dp"),
+                                "mixed-naive-bayes": ("label-kept",), "logistic-regression": ("rdp",),
+                                "histogram": ("dp",), "posterior": ("dp",)}
+    assert FIGURES[("mixed-naive-bayes", LabelKeptDP)].mechanisms == ("zc", "vaidya", "sample_moments")
+    # the tasks whose mechanisms fix their own guarantee take no target (the engine's tasks refuse one)
+    own = [m for (t, _), f in FIGURES.items() if t in cli.OWN_GUARANTEE for m in f.mechanisms]
+    assert own and not any(engine.get(m).notions for m in own)
+    # --figures: exactly the tasks whose scores the grid figures summarise
+    assert cli.FIGURE_MODELS == tuple(t for t in REGISTRY if set(REGISTRY[t].metrics) <= set(METRICS))
+    assert set(cli.TASK_OPTIONS.values()) <= set(REGISTRY)
     with pytest.raises(ValueError, match="privacy must be one of"):
         cli.target("zcdp", 5.0, 1e-5)
 
@@ -305,3 +322,110 @@ def test_version(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])
     assert exit_.value.code == 0 and capsys.readouterr().out.strip().endswith(lib_version)
+
+
+# ----------------------------------------------------------------------------- issue 36: every task of the engine
+
+#: One small real run of each task the synthetic data do not stand in for: the task, its --privacy,
+#: one dataset, the extra arguments.
+REAL = [("mixed-naive-bayes", "label-kept", "GermanCredit", []),
+        ("logistic-regression", "rdp", "Digit", ["--lams", "2"]),
+        ("histogram", "dp", "Adult", []),
+        ("posterior", "dp", "Adult", [])]
+
+
+def _available(model, privacy):
+    from lib.experiments import engine
+    from lib.mechanisms.protocol import get, names
+
+    if model in cli.OWN_GUARANTEE:
+        found = tuple(m for m in names() if engine.task_class(model).supports(get(m)))
+    else:
+        found = engine.supported(model, cli.target(privacy, 5.0, 1e-5))
+    return tuple(m for m in found if m not in cli.TASK_EXCLUDED.get(model, ()))
+
+
+@pytest.mark.needs_data
+@pytest.mark.parametrize("model, privacy, dataset, extra", REAL, ids=[r[0] for r in REAL])
+def test_every_mechanism_of_every_task_runs_at_both_ends_on_real_data(tmp_path, capsys, model, privacy, dataset,
+                                                                      extra):
+    """What the parser offers the run does: each mechanism at both ends of the task's budget range."""
+    available = _available(model, privacy)
+    assert set(FIGURES[(model, cli.notion(privacy))].mechanisms) <= set(available)
+    low, high = cli.TASK_EPSILON_RANGE.get(model, cli.EPSILON_RANGE)
+    repeats = "2" if model == "posterior" else "1"
+    assert main(command(tmp_path, "--epsilon", f"{low:g}", f"{high:g}", "--n-repeats", repeats, "--datasets",
+                        dataset, "--mechanisms", *available, *extra, model=model, privacy=privacy)) == 0
+    stem = f"{model.replace('-', '_')}_{privacy.replace('-', '_')}"
+    written = pd.read_csv(tmp_path / "out" / f"{stem}.csv")
+    record = json.loads((tmp_path / "out" / f"{stem}.json").read_text())
+    assert set(record) == RECORD_KEYS and record["rows"] == len(written) > 0
+    assert record["budgets"] == [low, high] and record["mechanisms"] == list(available)
+    column = "method" if model == "logistic-regression" else "model"
+    budget = "epsilon_hat" if privacy == "dp" else "epsilon"
+    assert sorted(set(written[budget])) == [low, high]
+    if model == "logistic-regression":   # each sampler by its short name
+        from lib.mechanisms.protocol import get
+        assert sorted(set(written[column])) == sorted(get(m).short for m in available)
+        assert set(written.lam) == {2.0}
+    elif model == "posterior":           # each by its display name (the Dirichlet twice)
+        from lib.experiments.hellinger import ENTRIES
+        assert sorted(set(written[column])) == sorted(d for d, name, _ in ENTRIES if name in available)
+    else:
+        assert sorted(set(written[column])) == sorted(available)
+    assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.needs_data
+@pytest.mark.parametrize("model, privacy, dataset, extra", REAL, ids=[r[0] for r in REAL])
+def test_the_default_mechanisms_and_options_of_every_task(tmp_path, model, privacy, dataset, extra):
+    """Without --privacy and --mechanisms a task runs its FIGURES entry, its options in the record; the
+    figures of the tasks whose scores the grid figures draw."""
+    figures = ["--figures"] if model in cli.FIGURE_MODELS else []
+    assert main(["run", "--model", model, "--out", str(tmp_path / "out"), "--no-progress", "--n-epsilons", "2",
+                 "--n-repeats", "2", "--datasets", dataset, *extra, *figures]) == 0
+    stem = f"{model.replace('-', '_')}_{privacy.replace('-', '_')}"
+    pictures = sorted(p.name for p in (tmp_path / "out").iterdir() if p.suffix in (".png", ".svg"))
+    assert pictures == (sorted(f"{stem}_{m}.{ext}" for m in REGISTRY[model].metrics for ext in ("png", "svg"))
+                        if figures else [])
+    record = json.loads((tmp_path / "out" / f"{stem}.json").read_text())
+    figure = FIGURES[(model, cli.notion(privacy))]
+    assert record["privacy"] == privacy and record["mechanisms"] == list(figure.mechanisms)
+    np.testing.assert_allclose(record["budgets"], np.logspace(*figure.decades, 2), rtol=1e-15)
+    expected = {k: list(v) if isinstance(v, tuple) else v for k, v in figure.options.items()}
+    if model == "logistic-regression":
+        expected["lams"] = [2.0]
+    assert record["options"] == expected
+    assert record["delta"] == (figure.delta or 1e-5 if privacy == "dp" else None)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--model", "histogram", "--attribute", "salary"], r"--attribute: invalid choice: 'salary'; the attributes"),
+    (["--model", "histogram", "--attribute", "fnlwgt"], r"--attribute: invalid choice: 'fnlwgt'"),   # excluded
+    (["--model", "histogram", "--attribute", "race", "--mechanisms", "smoothed_hellinger"], "two cells"),
+    (["--model", "histogram", "--mechanisms", "gaussian_classical"], "not available for --model histogram"),
+    (["--model", "histogram", "--epsilon", "1e-6"], r"runs budgets in \[0.001, 1000\]; got 1e-06"),
+    (["--model", "histogram", "--privacy", "rdp"], "--model histogram runs under dp"),
+    (["--model", "histogram", "--figures"], "--model histogram writes its CSV and JSON record only"),
+    (["--model", "mixed-naive-bayes", "--epsilon", "101"], r"runs budgets in \[1e-06, 100\]; got 101"),
+    (["--model", "mixed-naive-bayes", "--privacy", "rdp"], "--model mixed-naive-bayes runs under label-kept"),
+    (["--model", "mixed-naive-bayes", "--mechanisms", "dirichlet"], "not available for --model mixed-naive-bayes"),
+    (["--model", "mixed-naive-bayes", "--lam", "3"], "--lam: only for --privacy rdp"),
+    (["--model", "logistic-regression", "--lam", "3"], "logistic-regression runs every order of --lams"),
+    (["--model", "logistic-regression", "--lams", "0.5"], r"must be in \[1, inf\)"),
+    (["--model", "logistic-regression", "--lams", "2", "2"], "--lams: each value once"),
+    (["--model", "logistic-regression", "--datasets", "adult", "bank"], "runs on Adult, Digit"),
+    (["--model", "posterior", "--prior", "0", "1"], r"must be in \(0, inf\)"),
+    (["--model", "posterior", "--prior", "1"], "expected 2 arguments"),
+    (["--model", "posterior", "--n-repeats", "1"], "at least 2"),
+    (["--model", "posterior", "--delta", "1"], r"must be in \(0, 1\)"),
+    (["--model", "naive-bayes", "--prior", "1", "1"], "--prior: only for --model posterior"),
+    (["--model", "naive-bayes", "--privacy", "dp", "--lam", "3"], "--lam: only for --privacy rdp"),
+    (["--model", "naive-bayes", "--delta", "1e-6"], "--delta: only for --privacy dp"),
+    (["--model", "naive-bayes", "--attribute", "income"], "--attribute: only for --model histogram"),
+])
+def test_the_options_of_the_other_tasks_are_checked_before_any_computation(tmp_path, capsys, no_grid, argv, message):
+    err = usage_error(capsys, ["run", *argv, "--out", str(tmp_path / "out")])
+    assert re.search(message, err), err
+    assert not (tmp_path / "out").exists()
+
