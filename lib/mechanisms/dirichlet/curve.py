@@ -734,6 +734,38 @@ def _grid(orders):
                               float).ravel())
 
 
+#: Offsets in log s from Line 1's scale at which :func:`_first_guess` evaluates the conversion.
+_GUESS_OFFSETS = np.arange(-4.0, 12.0, 2.0)
+
+
+def _first_guess(k, target, n, delta, relation, grid, lam):
+    """A start for :func:`_scales`: the root of the conversion, interpolated on a coarse scan.
+
+    Line 1's scale at order ``lam`` with the whole target as each release's
+    level is off the root by a factor between about e^-4 and e^9; the
+    conversion (every 32nd order of the grid, plain log-Gamma) at eight scales
+    around it, in one evaluation, brackets the root, which is interpolated
+    linearly in log s (Newton then needs about four steps instead of eight).
+    """
+    t0 = np.log(np.atleast_1d(calibrate(target / n, lam).r))
+    t = t0[:, None] + _GUESS_OFFSETS
+    s = np.exp(t)[..., None]
+    alpha = 1 + k[:, None, None] * s
+    coarse = grid[::_ORDER_STRIDES[0]]
+    conversion = np.log1p(-1 / coarse) - np.log(delta * coarse) / (coarse - 1)
+    with np.errstate(invalid="ignore", over="ignore"):
+        gap = (n * _combined(*_sides(s, alpha, coarse, accurate=False), relation) + conversion).min(axis=-1) \
+            - target[:, None]
+    above = gap > 0
+    j = np.where(above.any(axis=1), np.argmax(above, axis=1), t.shape[1] - 1)
+    i = np.maximum(j - 1, 0)
+    rows = np.arange(t.shape[0])
+    g0, g1 = gap[rows, i], gap[rows, j]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        root = t[rows, i] - g0 * (t[rows, j] - t[rows, i]) / (g1 - g0)
+    return np.where((j > i) & np.isfinite(root), root, t[rows, j])
+
+
 def _scales(lam, eps_hat, delta, n, relation, grid, start=None, *, meet=True):
     """:func:`exact_scale` of validated arrays of one shape; ``start``, optional, a first guess of ``log s``.
 
@@ -743,8 +775,8 @@ def _scales(lam, eps_hat, delta, n, relation, grid, start=None, *, meet=True):
     """
     shape = lam.shape
     k, target = (4 * (lam - 1)).ravel(), eps_hat.ravel()
-    if start is None:  # Line 1 at order lam with the whole target as the level of each release
-        t = np.log(np.atleast_1d(calibrate(target / n, lam.ravel()).r))
+    if start is None:
+        t = _first_guess(k, target, n, delta, relation, grid, lam.ravel())
     else:
         t = np.array(start, float).ravel()
     lo, hi = np.full(t.shape, -np.inf), np.full(t.shape, np.inf)
