@@ -222,7 +222,9 @@ def parser() -> argparse.ArgumentParser:
     budgets.add_argument("--epsilon", nargs="+", type=_float_in(*EPSILON_RANGE, open_low=False, open_high=False),
                          default=None, metavar="EPS",
                          help=f"one to {MAX_EPSILONS} distinct explicit budgets (eps of rdp, eps_hat of dp), each "
-                         f"in [{EPSILON_RANGE[0]:g}, {EPSILON_RANGE[1]:g}], instead of the grid of --n-epsilons")
+                         f"in [{EPSILON_RANGE[0]:g}, {EPSILON_RANGE[1]:g}] ("
+                         + "; ".join(f"{t} [{a:g}, {b:g}]" for t, (a, b) in TASK_EPSILON_RANGE.items())
+                         + "), instead of the grid of --n-epsilons")
     p.add_argument("--n-repeats", type=_int_in(1, MAX_REPEATS), default=10,
                    help=f"independent releases per budget, 1 to {MAX_REPEATS}")
     p.add_argument("--lam", type=_float_in(1, math.inf), default=None,
