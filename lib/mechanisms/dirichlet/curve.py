@@ -549,26 +549,33 @@ def search_exact_order(epsilon_hats, delta, loss, *, n_releases=1, l2_sq=2.0, li
     def objective(lam, which):
         target = np.broadcast_to(targets[which][:, None], lam.shape)
         x = np.log(lam - 1)
-        if solved:  # a finer stage: start from the interpolation of the first grid's scales
-            start = np.array([np.interp(x[i], *solved[w]) for i, w in enumerate(which)])
+        if solved:  # a finer stage: start from the interpolation of the first grid's scales and orders
+            start = np.array([np.interp(x[i], *solved[w][:2]) for i, w in enumerate(which)])
+            near = np.array([np.rint(np.interp(x[i], solved[w][0], solved[w][2])) for i, w in enumerate(which)])
             strides = (1,)
         else:
-            start, strides = None, _START_STRIDES
+            start, near, strides = None, None, _START_STRIDES
         done = None if start is None else np.arange(lam.shape[1])
         for stride in strides:  # solve every stride-th order, from the interpolation of the last solve
             cols = np.unique(np.append(np.arange(0, lam.shape[1], stride), lam.shape[1] - 1))
             if done is not None and done.size != lam.shape[1]:
                 start = np.array([np.interp(x[i, cols], x[i, done], start[i]) for i in range(lam.shape[0])])
-            start = np.log(_scales(lam[:, cols], target[:, cols], delta, n, relation, grid, start, meet=False))
-            done = cols
+                near = np.array([np.rint(np.interp(x[i, cols], x[i, done], near[i])) for i in range(lam.shape[0])])
+            scale, near = _scales(lam[:, cols], target[:, cols], delta, n, relation, grid, start, meet=False,
+                                  near=near, with_orders=True)
+            start, done = np.log(scale), cols
         if not solved:
-            solved.update({w: (x[i], start[i]) for i, w in enumerate(which)})
+            solved.update({w: (x[i], start[i], near[i]) for i, w in enumerate(which)})
         scale = np.exp(start)
         return loss(scale / linf, 1 + 4 * (lam - 1) * scale, which)
 
     with np.errstate(over="ignore", under="ignore"):
         lam, _ = search_order_many(targets, delta, objective, grid_size=grid_size, lam_min=1.0)
-    return _finish(targets, delta, n, lam, _scales(lam, targets, delta, n, relation, grid), l2_sq, linf, grid)
+    x = np.log(lam - 1)  # the last solve starts from the search's scales and orders, interpolated
+    start = np.array([np.interp(x[i], *solved[i][:2]) for i in range(targets.size)])
+    near = np.array([np.rint(np.interp(x[i], solved[i][0], solved[i][2])) for i in range(targets.size)])
+    scale = _scales(lam, targets, delta, n, relation, grid, start, near=near)
+    return _finish(targets, delta, n, lam, scale, l2_sq, linf, grid)
 
 
 #: Strides of the search for the best conversion order on the accountant's grid
@@ -646,7 +653,7 @@ def _best_conversion(r, alpha, n, orders, conversion, relation, near=None, plain
         walk = near >= 0
         for _ in range(_MAX_WALK):
             w = np.flatnonzero(walk)
-            index = np.clip(best[w, None] + np.arange(-span, span + 1), 0, size - 1)
+            index = np.minimum(np.maximum(best[w, None] + np.arange(-span, span + 1), 0), size - 1)
             value = n * _combined(*_sides(r[w], alpha[w], orders[index], plain_below=plain_below), relation) \
                 + conversion[index]
             j = np.argmin(value, axis=1)
@@ -666,7 +673,7 @@ def _best_conversion(r, alpha, n, orders, conversion, relation, near=None, plain
     for stage, stride in enumerate(_ORDER_STRIDES):
         if stage:
             width = _ORDER_STRIDES[stage - 1]
-            index = np.clip(best[:, None] + np.arange(-width, width + 1, stride), 0, size - 1)
+            index = np.minimum(np.maximum(best[:, None] + np.arange(-width, width + 1, stride), 0), size - 1)
         last = stage == len(_ORDER_STRIDES) - 1
         value = n * _combined(*_sides(r, alpha, orders[index], accurate=last, plain_below=plain_below), relation) \
             + conversion[index]
@@ -766,12 +773,15 @@ def _first_guess(k, target, n, delta, relation, grid, lam):
     return np.where((j > i) & np.isfinite(root), root, t[rows, j])
 
 
-def _scales(lam, eps_hat, delta, n, relation, grid, start=None, *, meet=True):
+def _scales(lam, eps_hat, delta, n, relation, grid, start=None, *, meet=True, near=None, with_orders=False):
     """:func:`exact_scale` of validated arrays of one shape; ``start``, optional, a first guess of ``log s``.
 
     Without ``meet``, for the order search, where only the loss at the scale
     matters: the Newton update of the first step below :data:`_SEARCH_TOL`
     (accurate to about its square), whether or not it meets the target.
+    ``near``, optional, a guess of the index of each entry's best conversion
+    order (as :func:`_best_conversion` takes it); with ``with_orders`` the
+    indices found are returned too.
     """
     shape = lam.shape
     k, target = (4 * (lam - 1)).ravel(), eps_hat.ravel()
@@ -784,7 +794,8 @@ def _scales(lam, eps_hat, delta, n, relation, grid, start=None, *, meet=True):
     out = np.empty(t.shape)
     todo = np.arange(t.size)
     conversion = np.log1p(-1 / grid) - np.log(delta * grid) / (grid - 1)
-    near = None  # the best conversion orders of the last step, once the steps are small
+    found = np.zeros(t.size, int)  # the index of each entry's best conversion order at its end
+    near = None if near is None else np.asarray(near, int).ravel()  # the best orders of the last step
     for _ in range(_MAX_SCALE_STEPS):
         s = np.exp(t)
         alpha = 1 + k * s
@@ -811,17 +822,18 @@ def _scales(lam, eps_hat, delta, n, relation, grid, start=None, *, meet=True):
         else:
             done = (np.abs(step) <= _SEARCH_TOL) | closed
             out[todo[done]] = np.exp(np.where(closed, lo, t - step))[done]
+        found[todo[done]] = best[done]
         if done.all():
-            return out.reshape(shape)
+            return (out.reshape(shape), found.reshape(shape)) if with_orders else out.reshape(shape)
         # a converged step that misses the target by rounding: just below the predicted root
         newton = np.where(np.abs(step) <= _SCALE_TOL, t - np.abs(step) - _SCALE_TOL, t - step)
-        newton = np.clip(newton, t - 2.0, t + 2.0)  # at most a factor e^2 per step while unbracketed
+        newton = np.minimum(np.maximum(newton, t - 2.0), t + 2.0)  # at most a factor e^2 per step while unbracketed
         inside = (newton > lo) & (newton < hi)
         both = np.isfinite(lo) & np.isfinite(hi)
         with np.errstate(invalid="ignore", divide="ignore"):
             # where Newton leaves a closed bracket: the secant through its ends, kept off the ends
             secant = lo - g_lo * (hi - lo) / (g_hi - g_lo)
-            secant = np.clip(secant, lo + 0.05 * (hi - lo), hi - 0.05 * (hi - lo))
+            secant = np.minimum(np.maximum(secant, lo + 0.05 * (hi - lo)), hi - 0.05 * (hi - lo))
         t = np.where(inside, newton, np.where(both, secant, newton))
         keep = ~done
         near = best[keep]
