@@ -348,3 +348,15 @@ def test_best_order_errors():
     with pytest.raises(ValueError, match="relation"):
         exact_scale(2.0, 1.0, 1e-5, relation="swap")
     assert calibrate_exact_many([], 1e-5, REFERENCE) == []
+
+
+def test_best_order_does_not_hinge_on_the_solver_tolerance(monkeypatch):
+    """The chosen orders are the same when the scales of the search are solved 10^4 times more tightly."""
+    import lib.mechanisms.dirichlet.curve as curve_module
+
+    targets = np.geomspace(0.05, 20.0, 8)
+    loose = calibrate_exact_many(targets, 1e-5, REFERENCE, n_releases=3)
+    monkeypatch.setattr(curve_module, "_SEARCH_TOL", 1e-9)
+    tight = calibrate_exact_many(targets, 1e-5, REFERENCE, n_releases=3)
+    assert [c.lam for c in loose] == [c.lam for c in tight]
+    np.testing.assert_allclose([c.epsilon for c in loose], [c.epsilon for c in tight], rtol=1e-11)
