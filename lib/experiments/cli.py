@@ -225,8 +225,9 @@ def parser() -> argparse.ArgumentParser:
                          f"in [{EPSILON_RANGE[0]:g}, {EPSILON_RANGE[1]:g}] ("
                          + "; ".join(f"{t} [{a:g}, {b:g}]" for t, (a, b) in TASK_EPSILON_RANGE.items())
                          + "), instead of the grid of --n-epsilons")
-    p.add_argument("--n-repeats", type=_int_in(1, MAX_REPEATS), default=10,
-                   help=f"independent releases per budget, 1 to {MAX_REPEATS}")
+    p.add_argument("--n-repeats", type=_int_in(1, MAX_REPEATS), default=None,
+                   help=f"independent releases per budget, 1 to {MAX_REPEATS} (default: 10; "
+                   + "; ".join(f"{t} {f.n_repeats}" for (t, _), f in FIGURES.items() if f.n_repeats != 10) + ")")
     p.add_argument("--lam", type=_float_in(1, math.inf), default=None,
                    help=f"Renyi order of the rdp grid, in (1, inf) (default: {RDP_ORDER:g}; "
                    "logistic-regression takes --lams)")
@@ -410,7 +411,8 @@ def main(argv=None) -> int:
                     if TASK_OPTIONS[k] == args.model and (v := getattr(args, k)) is not None})
     if args.model == "histogram":
         _check_attribute(options["attribute"], datasets, mechanisms, top)
-    if args.model == "posterior" and args.n_repeats < 2:
+    n_repeats = args.n_repeats if args.n_repeats is not None else figure.n_repeats
+    if args.model == "posterior" and n_repeats < 2:
         top.error("argument --n-repeats: --model posterior scores Monte Carlo means with their standard "
                   "errors: at least 2")
     low, high = TASK_EPSILON_RANGE.get(args.model, EPSILON_RANGE)
@@ -422,7 +424,7 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     try:
         results = run(args.model, mechanisms, budgets, target=privacy, datasets=datasets,
-                      n_repeats=args.n_repeats, seed=args.seed, options=options or None,
+                      n_repeats=n_repeats, seed=args.seed, options=options or None,
                       progress=False if args.no_progress else None)
     except DataFileError as exc:  # the data cannot be found: say where we looked, no traceback
         print(f"python -m lib.experiments: error: {exc}", file=sys.stderr)
@@ -434,7 +436,7 @@ def main(argv=None) -> int:
         csv = args.out / f"{stem}.csv"
         _write_atomic(csv, lambda tmp: results.to_csv(tmp, index=False))
         record = {"model": args.model, "privacy": privacy_name, "datasets": list(datasets),
-                  "mechanisms": list(mechanisms), "budgets": budgets.tolist(), "n_repeats": args.n_repeats,
+                  "mechanisms": list(mechanisms), "budgets": budgets.tolist(), "n_repeats": n_repeats,
                   "lam": lam, "delta": delta, "options": {k: list(v) if isinstance(v, tuple) else v
                                                           for k, v in options.items()},
                   "seed": args.seed, "elapsed_seconds": round(elapsed, 3),

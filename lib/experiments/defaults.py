@@ -45,6 +45,8 @@ class Figure(NamedTuple):
     options : mapping
         The keyword options of a task with its own release loop
         (:func:`lib.experiments.engine.run`'s ``options``), as the chapter runs it.
+    n_repeats : int
+        Releases per cell (Monte Carlo draws of the posterior task), as the chapter runs them.
     """
 
     mechanisms: tuple
@@ -52,6 +54,7 @@ class Figure(NamedTuple):
     metrics: tuple
     delta: float | None = None
     options: MappingProxyType = MappingProxyType({})
+    n_repeats: int = 10
 
 
 #: (task, notion) -> :class:`Figure`; ``notion`` is the type of the grid's target,
@@ -63,8 +66,8 @@ class Figure(NamedTuple):
 #: ``max_distance`` 1000, the tight calibration); logistic regression as Figure 3 of chapter 11
 #: (orders 1, 10, 100, its reduced run's 4 sweeps, budgets about :math:`e^{-5}` to :math:`e^{3}`);
 #: the histogram of Adult's label as chapter 14's Task 1 (:math:`\\delta = 10^{-5}`, budgets 0.1 to
-#: 10); the posterior of Adult's label as chapter 12's head-to-head (:math:`\\delta = 10^{-6}`,
-#: uniform prior, budgets 0.1 to 10).
+#: 10, 1000 releases per cell); the posterior of Adult's label as chapter 12's head-to-head
+#: (:math:`\\delta = 10^{-6}`, uniform prior, budgets 0.1 to 10, 2000 draws).
 FIGURES = {
     ("naive-bayes", RenyiDP): Figure(("random", "mle", "dirichlet", "gaussian", "laplace"), (-3, 1),
                                    ("cross_entropy", "accuracy")),
@@ -82,8 +85,8 @@ FIGURES = {
                                             options=MappingProxyType({"lams": (1.0, 10.0, 100.0), "n_sweeps": 4})),
     ("histogram", ApproximateDP): Figure(("dirichlet", "gohari", "gaussian", "laplace", "geumlek_diffused",
                                           "geumlek_concentrated"), (-1, 1), ("kl", "tv"),
-                                         options=MappingProxyType({"attribute": "income"})),
+                                         options=MappingProxyType({"attribute": "income"}), n_repeats=1000),
     ("posterior", ApproximateDP): Figure(("smoothed_hellinger", "hellinger_em", "dirichlet", "count_laplace",
                                           "count_gaussian"), (-1, 1), ("hellinger", "kl", "mean_error"), delta=1e-6,
-                                         options=MappingProxyType({"prior": (1.0, 1.0)})),
+                                         options=MappingProxyType({"prior": (1.0, 1.0)}), n_repeats=2000),
 }

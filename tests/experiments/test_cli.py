@@ -429,3 +429,28 @@ def test_the_options_of_the_other_tasks_are_checked_before_any_computation(tmp_p
     assert re.search(message, err), err
     assert not (tmp_path / "out").exists()
 
+
+
+@pytest.mark.parametrize("model", cli.MODELS)
+def test_each_task_gets_its_chapter_s_defaults(tmp_path, monkeypatch, model):
+    """Without options, the engine is called with the task's FIGURES entry: notion, target, repeats, options."""
+    from lib.experiments import engine
+
+    seen = {}
+
+    def recording(task, mechanisms, budgets, **kwargs):
+        seen.update(kwargs, task=task, mechanisms=mechanisms, budgets=budgets)
+        return pd.DataFrame({"model": list(mechanisms)})
+
+    monkeypatch.setattr(cli, "run", recording)
+    assert main(["run", "--model", model, "--out", str(tmp_path / "out"), "--no-progress"]) == 0
+    privacy = cli.TASK_PRIVACY[model][0]
+    figure = FIGURES[(model, cli.notion(privacy))]
+    assert seen["task"] == model and seen["mechanisms"] == figure.mechanisms
+    np.testing.assert_array_equal(seen["budgets"], engine.budgets(model, cli.notion(privacy)))
+    assert seen["n_repeats"] == figure.n_repeats and seen["options"] == (dict(figure.options) or None)
+    assert seen["datasets"] == REGISTRY[model].datasets and seen["seed"] == 20230201
+    expected_target = {"rdp": engine.RDP_TARGET, "dp": ApproximateDP(1.0, figure.delta or 1e-5),
+                       "label-kept": None}[privacy]
+    assert seen["target"] == (None if model in cli.OWN_GUARANTEE else expected_target)
+    assert (tmp_path / "out" / f"{model.replace('-', '_')}_{privacy.replace('-', '_')}.json").exists()
