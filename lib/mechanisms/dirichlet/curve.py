@@ -597,8 +597,9 @@ _SEARCH_TOL = 1e-5
 #: when asked to be accurate: below it, plain differences lose at most about 1e-13 of a term of order 0.1.
 _PLAIN_BELOW = 64.0
 #: The same in the order search (:func:`_scales` without ``meet``): below it plain differences lose at
-#: most about 1e-10 of the conversion, far below the search's tolerance :data:`_SEARCH_TOL`.
-_SEARCH_PLAIN_BELOW = 1e4
+#: most about 1e-9 of the conversion (the spacing of doubles near log Gamma(1e6)), far below the
+#: search's tolerance :data:`_SEARCH_TOL` (the chosen orders are those of tighter solves: tests).
+_SEARCH_PLAIN_BELOW = 1e6
 
 
 def _sides(r, alpha, a, *, accurate=True, plain_below=_PLAIN_BELOW):
