@@ -362,3 +362,11 @@ def test_posterior_task_frames_equal_chapter_12s_head_to_head():
         engine.run("posterior", ["gohari"], [1.0], n_repeats=2, data={"a": counts_data(1, 3)})
     with pytest.raises(ValueError, match="ones"):
         counts_data(5, 3)
+
+
+def test_a_histogram_release_a_mechanism_cannot_calibrate_is_a_named_error():
+    """One release has no other calibration to fall back on: a mechanism that cannot meet the
+    target (the classical Gaussian bound above eps_hat = 1) is refused by name, never an IndexError."""
+    with pytest.raises(ValueError, match="gaussian_classical cannot meet"):
+        engine.run("histogram", ["gaussian_classical"], [2.0], target=DP_TARGET, datasets=["GermanCredit"],
+                   n_repeats=2, options={"attribute": "credit_risk"})

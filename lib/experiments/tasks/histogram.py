@@ -107,6 +107,12 @@ class Histogram:
         pandas.DataFrame
             ``dataset`` (the attribute), ``model``, the budget column of ``target``'s layout
             (``epsilon_hat`` for approximate DP), ``repeat``, ``kl``, ``tv``.
+
+        Raises
+        ------
+        ValueError
+            If a mechanism cannot meet the target at a budget (a histogram is one release: there
+            is no other calibration to fall back on), naming the mechanism, the target and why.
         """
         target = ApproximateDP(1.0, 1e-5) if target is None else target
         budget = layout(target).budget
@@ -123,7 +129,12 @@ class Histogram:
         frames = []
         for e in eps:
             for cls, key in zip(classes, keys):
-                mech = cls.calibrate(target.with_level(float(e)), spec, cache=cache).releases[0]
+                cal = cls.calibrate(target.with_level(float(e)), spec, cache=cache)
+                if not cal.attained:
+                    raise ValueError(f"{cls.name} cannot meet {target.with_level(float(e))} for a histogram of "
+                                     f"{len(counts)} categories: {cal.parameters.get('reason', 'not attained')}; "
+                                     f"leave it out or choose another {budget}")
+                mech = cal.releases[0]
                 y = mech.release(np.broadcast_to(counts, (n_repeats, len(counts))), np.random.default_rng([seed, key]))
                 kl, tv = kl_tv(p, y)
                 frames.append(pd.DataFrame({"dataset": attribute, "model": cls.name, budget: e,
