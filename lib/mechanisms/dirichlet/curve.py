@@ -12,11 +12,16 @@ histograms is known in closed form at every order (Appendix E, eqs. (16)-(17)):
   :math:`\\lambda \\mapsto \\varepsilon(\\lambda)` of a
   :class:`~lib.privacy.guarantees.RenyiDP` guarantee
   (:func:`exact_curve` builds it for a mechanism's sensitivities);
-* :func:`calibrate_exact` calibrates Algorithm 1 to an
-  :math:`(\\hat\\varepsilon, \\delta)` target through the exact curve, composed
-  and converted by :class:`lib.privacy.accountant.Accountant`, where Theorem 1
-  with eq. (14) at one order (:func:`lib.privacy.accounting.dp_to_rdp`, the
-  paper's calibration) leaves budget unused.
+* :func:`exact_scale` is the largest scale of Algorithm 1 at an order whose
+  composed exact curves, converted by eq. (14) at their best order as
+  :class:`lib.privacy.accountant.Accountant` converts them, meet an
+  :math:`(\\hat\\varepsilon, \\delta)` target, where Theorem 1 with eq. (14) at
+  one order (:func:`lib.privacy.accounting.dp_to_rdp`, the paper's
+  calibration) leaves budget unused;
+* :func:`calibrate_exact` calibrates Algorithm 1 to the target at that scale,
+  at a given order or at the order that minimises the expected KL loss of a
+  public reference histogram (:func:`search_exact_order`,
+  :func:`calibrate_exact_many` for many targets together).
 """
 
 from __future__ import annotations
