@@ -161,25 +161,27 @@ spark: $(STAMP)
 pdf-test: $(STAMP)
 	$(BIN)/python -m pytest -q -m pdf tests/book/test_pdf.py
 
-## benchmark: speed ratios of the vectorised core (not part of make test); bench_speed.py: issue 30's
-## ratios old path / new path in one run (posterior calibration, predict_proba, imports, chapter start-up)
+## benchmark: the standing suite by capability, each a ratio against the limit (the unavoidable work,
+## e.g. drawing the variates alone) or against a peer (scipy, scikit-learn, mpmath); quick sizes, so
+## that the whole target stays under about five minutes (each file's docstring: what against what;
+## run a file without --quick for the full sizes). Needs DIRICHLET_DATA_DIR for the datasets.
 benchmark: $(STAMP)
-	$(BIN)/python benchmarks/bench_mechanism.py
-	$(BIN)/python benchmarks/bench_naive_bayes.py
-	$(BIN)/python benchmarks/bench_gohari.py
-	$(BIN)/python benchmarks/bench_approximate_dp.py
+	$(SERIAL_BLAS) $(BIN)/python benchmarks/bench_release.py --pairs 5
+	$(SERIAL_BLAS) $(BIN)/python benchmarks/bench_calibrate_many.py --quick
+	$(SERIAL_BLAS) $(BIN)/python benchmarks/bench_naive_bayes.py --quick
+	$(SERIAL_BLAS) $(BIN)/python benchmarks/bench_scoring.py --repeats 2
+	$(SERIAL_BLAS) $(BIN)/python benchmarks/bench_gohari.py --quick
+	$(SERIAL_BLAS) $(BIN)/python benchmarks/bench_smooth_sensitivity.py --quick
+	$(SERIAL_BLAS) $(BIN)/python benchmarks/bench_counts.py --rows 1e6
 	$(BIN)/python benchmarks/bench_grid.py
-	$(BIN)/python benchmarks/bench_scoring.py
-	$(BIN)/python benchmarks/bench_naive_bayes_scaling.py
-	$(BIN)/python benchmarks/bench_speed.py
-	$(BIN)/python benchmarks/bench_smooth_sensitivity.py --quick
 	$(BIN)/python benchmarks/bench_calibration.py
 
-## benchmark-book: `make nbval` of an old commit and of this tree, back to back, and the ratio
-## (benchmarks/bench_book.sh; OLD=e719718 by default, the commit issue 30 measured; about six minutes)
-OLD ?= e719718
+## benchmark-book: `make nbval` against its fixed cost (every chapter's kernel started, its imports
+## and one glue() call, through the same nbval run), and the ratio (benchmarks/bench_book.sh; about
+## as long as `make nbval`). BOOK_CHAPTERS=notebooks/02_algorithm1.ipynb ... for a subset.
+BOOK_CHAPTERS ?=
 benchmark-book: $(STAMP)
-	bash benchmarks/bench_book.sh $(OLD)
+	bash benchmarks/bench_book.sh $(BOOK_CHAPTERS)
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis

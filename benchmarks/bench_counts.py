@@ -1,4 +1,4 @@
-"""Counts from an engine against the in-memory fit: time and peak memory at 1e7 rows (issue 27).
+"""Counts from an engine (DuckDB) against the in-memory fit (numpy, pandas): time and peak memory.
 
 Writes the synthetic table of ``examples/duckdb_counts.py`` (``--rows``, default 1e7)
 to Parquet once, then runs each path in its own fresh process, so that each
@@ -18,7 +18,7 @@ the Python-heap peak of tracemalloc (numpy's arrays included; DuckDB's own memor
 outside the Python heap, so only ``ru_maxrss`` sees it).
 All three release the same model (checked: equal tables from the same seed).
 
-    python benchmarks/bench_counts.py --rows 1e7
+    python benchmarks/bench_counts.py --rows 1e7     (``make benchmark``: --rows 1e6)
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ def child(mode, path, trace):
 
     import duckdb_counts as ex
     from lib.models.naive_bayes import PrivateNaiveBayes
+    from lib.privacy.guarantees import RenyiDP
 
     if mode == "write":
         ex.write_parquet(path, int(trace), seed=0)
@@ -105,8 +106,6 @@ def main(argv=None):
     if args.child:
         print(json.dumps(child(args.child, args.path, int(args.rows) if args.child == "write" else args.trace)))
         return
-    import duckdb_counts as ex
-
     n = int(args.rows)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "table.parquet"

@@ -13,12 +13,13 @@
    value; one ``gohari_epsilon`` (the root gamma) and one ``gohari_calibrate``
    (the root r), with their absolute times (target: calibration well under 0.1 s).
 
-Run with ``python benchmarks/bench_gohari.py`` (a few minutes). Timings are the
+Run with ``python benchmarks/bench_gohari.py [--quick]`` (a few minutes; ``--quick``: 8 settings). Timings are the
 best of several repeats; only the ratios are meant to carry over between machines.
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import numpy as np
@@ -70,10 +71,13 @@ def accuracy(settings, *, direct_limit: float = 200.0):
     return worst_delta, worst_eps, worst_direct, n_points, n_direct, worst_case
 
 
-def main() -> None:
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="8 random settings for the accuracy check, not 40")
+    args = p.parse_args(argv)
     rng = np.random.default_rng(5)
     t0 = time.perf_counter()
-    settings = random_settings(40, rng)
+    settings = random_settings(8 if args.quick else 40, rng)
     wd, we, wdir, n_pts, n_dir, case = accuracy(settings)
     print(f"accuracy against mpmath (50 digits), {len(settings)} settings, "
           f"{n_pts} vertex values, {time.perf_counter() - t0:.0f} s")

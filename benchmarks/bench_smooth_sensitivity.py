@@ -1,4 +1,4 @@
-"""Speed of the smooth-sensitivity computations (``lib.mechanisms.smooth_sensitivity``) and Zafarani-Clifton's runtime claim.
+"""Smooth sensitivity (``lib.mechanisms.smooth_sensitivity``) against the naive scan and its definition, and Zafarani-Clifton's runtime claim.
 
 1. Our standard-deviation bound against the naive quadratic scan of the same
    quantity (``smooth_sensitivity_std_naive``: every window of every size, no
@@ -13,12 +13,11 @@
    ``gnb.fit_statistics`` for ``"zc"`` (Theorem 2) against ``"vaidya"`` on
    Adult resampled to n rows, and report the ratio.
 
-3. The faster paths of chapter 13's experiments against the plain computations
-   they replace, in the same run, each asserted equal value by value: the
-   trimmed mean's sensitivity profile by runs of equal lower ends against the
-   maximum over every lower end; ``log_proba`` (rows last, in
-   place) against the formula on (draws, rows, classes) with
-   ``scipy.special.logsumexp``.
+3. Chapter 13's experiments against their definitions and scipy, in the same
+   run, each asserted equal value by value: the trimmed mean's sensitivity
+   profile by runs of equal lower ends against its definition (the maximum over
+   every lower end); ``log_proba`` (rows last, in place) against the formula on
+   (draws, rows, classes) with ``scipy.special.logsumexp`` (the peer).
 
 Run with ``python benchmarks/bench_smooth_sensitivity.py [--quick]`` (a few
 minutes; ``--quick`` uses smaller n). Timings are the best of several repeats;
