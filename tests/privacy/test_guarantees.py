@@ -104,13 +104,13 @@ def test_every_registered_mechanism_is_covered_here():
     """A new registry entry must get a check in this module (or an entry below saying where).
 
     ``geumlek_diffused`` and ``geumlek_concentrated`` (and the true posterior) are checked by
-    ``tests/mechanisms/test_hardening_posterior.py::test_stated_curves_are_at_least_the_brute_force_worst_case``:
+    ``tests/mechanisms/test_posterior_sampling.py::test_stated_curves_are_at_least_the_brute_force_worst_case``:
     every object a user can build, every table it accepts and every neighbour, divergences from
     its own log-Beta formula with the top pairs recomputed in mpmath.
     """
-    from tests.mechanisms import test_hardening_posterior
+    from tests.mechanisms import test_posterior_sampling
 
-    assert callable(test_hardening_posterior.test_stated_curves_are_at_least_the_brute_force_worst_case)
+    assert callable(test_posterior_sampling.test_stated_curves_are_at_least_the_brute_force_worst_case)
     covered = {"dirichlet", "gaussian", "laplace", "gaussian_classical", "gohari", "random", "mle",
                "geumlek_diffused", "geumlek_concentrated", "geumlek_true",
                # the exact-curve calibration: tests/privacy/test_curves.py (the curve against brute force at random
@@ -121,7 +121,7 @@ def test_every_registered_mechanism_is_covered_here():
                # logistic regression: tests/mechanisms/test_logistic_posterior.py::test_sampler_guarantees
                "lr_concentrated", "lr_diffuse", "lr_ops", "lr_posterior",
                # the smoothed-Hellinger family: tests/mechanisms/test_hellinger.py::test_count_noise_statements_hold and the
-               # exact audits of tests/mechanisms/test_hardening_hellinger.py (every pair of neighbours)
+               # exact audits of tests/mechanisms/test_hellinger.py (every pair of neighbours)
                "smoothed_hellinger", "hellinger_em", "count_laplace", "count_gaussian"}
     assert set(names()) <= covered, f"no guarantee check for {set(names()) - covered}"
 
