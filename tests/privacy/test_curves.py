@@ -360,3 +360,24 @@ def test_best_order_does_not_hinge_on_the_solver_tolerance(monkeypatch):
     tight = calibrate_exact_many(targets, 1e-5, REFERENCE, n_releases=3)
     assert [c.lam for c in loose] == [c.lam for c in tight]
     np.testing.assert_allclose([c.epsilon for c in loose], [c.epsilon for c in tight], rtol=1e-11)
+
+
+def test_a_target_below_the_exact_floor_is_refused_or_not_attained():
+    """No scale meets an (eps_hat, delta) target at or below the conversion's own cost on the
+    accountant's orders: exact_scale and calibrate_exact refuse it by name, and the registered
+    mechanism reports it not attained with that reason (it looped to its step limit before)."""
+    from lib.mechanisms.dirichlet.curve import calibrate_exact, exact_floor, exact_scale
+    from lib.mechanisms.protocol import ReleaseSpec, get
+    from lib.privacy.accountant import DEFAULT_ORDERS
+    from lib.privacy.guarantees import ApproximateDP
+
+    floor = exact_floor(1e-5)
+    a = np.asarray(DEFAULT_ORDERS, float)
+    assert floor == pytest.approx(float((np.log1p(-1 / a) - np.log(1e-5 * a) / (a - 1)).min()), rel=1e-12)
+    for call in (lambda: exact_scale(3.0, floor / 2, 1e-5), lambda: calibrate_exact(floor, 1e-5, counts=[5, 3])):
+        with pytest.raises(ValueError, match="epsilon_hat must exceed"):
+            call()
+    assert exact_scale(3.0, 2 * floor, 1e-5) > 0
+    spec = ReleaseSpec(((1, 2), (2, 3)), 100)
+    low, high = get("dirichlet_exact").calibrate_many([ApproximateDP(1e-6, 1e-5), ApproximateDP(1.0, 1e-5)], spec)
+    assert not low.attained and "epsilon_hat must exceed" in low.parameters["reason"] and high.attained

@@ -548,6 +548,7 @@ def search_exact_order(epsilon_hats, delta, loss, *, n_releases=1, l2_sq=2.0, li
     l2_sq, linf, relation = _relation(l2_sq, linf)
     grid_size = validation.integer(grid_size, "grid_size", 8)
     grid = _grid(orders)
+    check_above_floor(targets, delta, orders)
 
     solved = {}  # target index -> (log(lam - 1), log s) of the first grid, the start of the finer ones
 
@@ -741,6 +742,7 @@ def exact_scale(lam, epsilon_hat, delta, *, n_releases=1, relation="replace", or
                                         epsilon_hat=validation.positive(epsilon_hat, "epsilon_hat"))
     delta = validation.scalar(validation.open_unit(delta, "delta"), "delta")
     n = validation.integer(n_releases, "n_releases")
+    check_above_floor(eps_hat, delta, orders)
     return _scales(lam, eps_hat, delta, n, relation, _grid(orders))[()]
 
 
@@ -748,6 +750,41 @@ def _grid(orders):
     """The accountant's orders, validated and sorted (default :data:`lib.privacy.accountant.DEFAULT_ORDERS`)."""
     return np.sort(np.asarray(DEFAULT_ORDERS if orders is None else validation.order(orders, "orders", strict=True),
                               float).ravel())
+
+
+def exact_floor(delta, orders=None) -> float:
+    """The smallest :math:`\hat\varepsilon` an exact calibration can meet at ``delta`` on the orders ``orders``.
+
+    The conversion of eq. (14) adds :math:`\log(1 - 1/a) - \log(\delta a) / (a - 1)`
+    to the Rényi level at order :math:`a`; at a scale tending to 0 the level
+    tends to 0, so no scale meets a target at or below the smallest of these
+    terms over the accountant's orders (about 1.3e-4 at :math:`\delta = 10^{-5}`
+    with the default orders, which end at 10001).
+
+    Examples
+    --------
+    >>> round(exact_floor(1e-5), 6)
+    0.00013
+    """
+    grid = _grid(orders)
+    delta = validation.scalar(validation.open_unit(delta, "delta"), "delta")
+    return float((np.log1p(-1 / grid) - np.log(delta * grid) / (grid - 1)).min())
+
+
+def check_above_floor(epsilon_hat, delta, orders=None) -> None:
+    """Refuse targets that no scale can meet (:func:`exact_floor`), naming ``epsilon_hat`` and the floor.
+
+    Raises
+    ------
+    ValueError
+        If some ``epsilon_hat`` is at or below the floor of ``delta`` on ``orders``.
+    """
+    floor = exact_floor(delta, orders)
+    low = np.asarray(epsilon_hat, float) <= floor
+    if np.any(low):
+        raise ValueError(f"epsilon_hat must exceed {floor:.3g}, the smallest (epsilon_hat, delta = {delta:g}) an "
+                         f"exact calibration can meet on the accountant's orders (up to {_grid(orders).max():g}); "
+                         f"got {np.asarray(epsilon_hat, float)[low].ravel()[:3]}")
 
 
 #: Offsets in log s from Line 1's scale at which :func:`_first_guess` evaluates the conversion.

@@ -26,7 +26,7 @@ from lib.mechanisms.batching import batchable, log_views, normalise_rows, releas
 from lib.mechanisms.dirichlet.approximate_dp import (dirichlet_order, exact_model_order_many, model_order_many,
                                                      public_reference)
 from lib.mechanisms.dirichlet.calibration import calibrate
-from lib.mechanisms.dirichlet.curve import exact_curve
+from lib.mechanisms.dirichlet.curve import check_above_floor, exact_curve
 from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
 from lib.privacy.neighbours import all_neighbours
 from lib.mechanisms.protocol import (L2_SQ, LINF, ApproximateDP, Guarantee, Mechanism, ModelCalibration, NotPrivate, RenyiDP)
@@ -452,6 +452,12 @@ class ExactCurveDirichlet(DirichletMechanism):
         keys = [("dirichlet-exact", validation.scalar(validation.positive(t.epsilon, "epsilon_hat"), "epsilon_hat"),
                  t.delta, spec.n_total, tuple(spec.shapes)) for t in targets]
         todo = [i for i, key in enumerate(keys) if key not in cache]
+        for i in todo:
+            try:  # a target below what any scale can meet: not attained, with the reason (never another calibration)
+                check_above_floor(targets[i].epsilon, targets[i].delta)
+            except ValueError as error:
+                cache[keys[i]] = str(error)
+        todo = [i for i in todo if keys[i] not in cache]
         if todo:
             reference = public_reference(spec.n_total, [d for _, d in spec.shapes], [k for k, _ in spec.shapes])
             for delta in sorted({targets[i].delta for i in todo}):
@@ -464,6 +470,8 @@ class ExactCurveDirichlet(DirichletMechanism):
 
     @classmethod
     def _from_exact(cls, exact, spec, target):
+        if isinstance(exact, str):
+            return ModelCalibration(cls.name, False, (), {"reason": exact})
         mech = cls(exact.epsilon, exact.lam, L2_SQ, LINF, _solved=(exact.r, exact.alpha, None))
         params = {"lam": exact.lam, "r": mech.r, "alpha": mech.alpha, "epsilon_rdp": exact.epsilon,
                   "paper_epsilon_rdp": exact.paper_epsilon, "epsilon_hat_met": exact.epsilon_hat}
