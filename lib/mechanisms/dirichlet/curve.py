@@ -753,12 +753,12 @@ def _grid(orders):
 
 
 def exact_floor(delta, orders=None) -> float:
-    """The smallest :math:`\hat\varepsilon` an exact calibration can meet at ``delta`` on the orders ``orders``.
+    """The smallest :math:`\\hat\varepsilon` an exact calibration can meet at ``delta`` on the orders ``orders``.
 
-    The conversion of eq. (14) adds :math:`\log(1 - 1/a) - \log(\delta a) / (a - 1)`
+    The conversion of eq. (14) adds :math:`\\log(1 - 1/a) - \\log(\\delta a) / (a - 1)`
     to the Rényi level at order :math:`a`; at a scale tending to 0 the level
     tends to 0, so no scale meets a target at or below the smallest of these
-    terms over the accountant's orders (about 1.3e-4 at :math:`\delta = 10^{-5}`
+    terms over the accountant's orders (about 1.3e-4 at :math:`\\delta = 10^{-5}`
     with the default orders, which end at 10001).
 
     Examples
