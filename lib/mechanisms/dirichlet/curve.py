@@ -753,7 +753,7 @@ def _grid(orders):
 
 
 def exact_floor(delta, orders=None) -> float:
-    """The smallest :math:`\\hat\varepsilon` an exact calibration can meet at ``delta`` on the orders ``orders``.
+    """The smallest :math:`\\hat\\varepsilon` an exact calibration can meet at ``delta`` on the orders ``orders``.
 
     The conversion of eq. (14) adds :math:`\\log(1 - 1/a) - \\log(\\delta a) / (a - 1)`
     to the Rényi level at order :math:`a`; at a scale tending to 0 the level
