@@ -23,12 +23,16 @@ import numpy as np
 
 from _timing import best_with_result
 from lib import DirichletMechanism
-from lib.experiments.grid import DP_NB_EPSILONS, DP_TARGET, calibrate_many
+from lib.experiments.engine import DP_TARGET, calibrate_many
+from lib.experiments.engine import budgets as _budgets
 from lib.experiments.preprocessing import prepare
 from lib.mechanisms.dirichlet.curve import calibrate_exact_many
 from lib.mechanisms.dirichlet.order import optimal_order
 from lib.models.naive_bayes import model_spec
 from lib.privacy.accountant import Accountant
+from lib.privacy.guarantees import ApproximateDP as _ApproximateDP
+
+DP_NB_EPSILONS = _budgets("naive-bayes", _ApproximateDP)
 
 FIGURE3 = np.array([119, 74, 618, 272, 13, 187])
 TARGETS = np.geomspace(0.1, 10.0, 10)

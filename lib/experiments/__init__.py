@@ -18,25 +18,20 @@ of it.
 * :mod:`lib.experiments.tasks`: the tasks of the engine, one module each, in an explicit registry;
 * :mod:`lib.experiments.defaults`: the one table of the figures' defaults;
 * :mod:`lib.experiments.verdicts`: every comparison the chapters make, each a typed verdict;
-* :mod:`lib.experiments.grid`: the former grid's names, aliases of the engine's;
 * :mod:`lib.experiments.analysis`: summaries and wide tables;
 * :mod:`lib.experiments.plotting`: the book's figure style and the experiment figures;
 * :mod:`lib.experiments.cli`: ``python -m lib.experiments run ...``;
 * :mod:`lib.experiments.approximate_dp`: the approximate-DP measurements of chapter 9;
-* :mod:`lib.experiments.glm`, :mod:`lib.experiments.hellinger`:
-  the logistic-regression experiments (aliases of the task's names) and the smoothed-Hellinger ones.
+* :mod:`lib.experiments.hellinger`: the smoothed-Hellinger experiments of chapter 12.
 """
 
 import importlib
 
 #: The names of the package, each imported from its module on first use (module ``__getattr__``,
 #: PEP 562): ``import lib.experiments`` (and ``python -m lib.experiments run --help``) does not
-#: import pandas, the data loaders or the grid until a name of theirs is used.
-_LAZY = {"compare": "analysis", "pivot": "analysis", "summarise": "analysis", "cell_seed": "grid",
-         "evaluate": "grid", "NaiveBayesTask": "grid", "NetworkTask": "grid", "run": "grid"}
+#: import pandas, the data loaders or the engine until a name of theirs is used.
+_LAZY = {"pivot": "analysis", "summarise": "analysis", "cell_seed": "engine", "evaluate": "engine", "run": "engine"}
 
-#: The names under their own names (``compare``, ``NaiveBayesTask`` and ``NetworkTask`` resolve too: the former
-#: names of :func:`lib.experiments.verdicts.cell_z` and of the tasks' classes).
 __all__ = ["cell_seed", "evaluate", "pivot", "run", "summarise"]
 
 

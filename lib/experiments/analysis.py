@@ -1,8 +1,8 @@
-"""Analysis of grid results: summaries, wide tables and two-mechanism comparisons.
+"""Analysis of grid results: summaries and wide tables.
 
 The chapters call these instead of re-deriving them: :func:`summarise` (mean
-and standard deviation per cell), :func:`pivot` (one column per mechanism) and
-:func:`compare` (an alias of :func:`lib.experiments.verdicts.cell_z`).
+and standard deviation per cell) and :func:`pivot` (one column per mechanism).
+Comparisons of two mechanisms are verdicts (:func:`lib.experiments.verdicts.cell_z`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 
 from lib import validation
-from lib.experiments import verdicts
 
 #: The scores a grid can hold, in the column order of :func:`summarise`.
 METRICS = ("cross_entropy", "accuracy", "log_likelihood")
@@ -63,7 +62,3 @@ def pivot(summary: pd.DataFrame, metric: str, stat: str = "mean") -> pd.DataFram
                          f"and stat 'mean' or 'std'")
     return summary.pivot_table(index=["dataset", _x(summary)], columns="model", values=column, sort=False)
 
-
-#: Alias of :func:`lib.experiments.verdicts.cell_z` (its old name here), kept until every chapter calls
-#: the verdict module.
-compare = verdicts.cell_z

@@ -188,7 +188,7 @@ def test_case_insensitive_datasets_and_the_csv(tmp_path, capsys, synthetic_data,
     assert list(dict.fromkeys(written.dataset)) == ["GermanCredit", "Adult"]
     figure = FIGURES[(model, {v: k for k, v in CHOICE.items()}[privacy])]
     mechanisms, ends = figure.mechanisms, figure.decades
-    expected = run(model, mechanisms, np.logspace(*ends, 3), privacy=cli.target(privacy, 5.0, 1e-5),
+    expected = run(model, mechanisms, np.logspace(*ends, 3), target=cli.target(privacy, 5.0, 1e-5),
                    data=synthetic_data[model],
                    datasets=["GermanCredit", "Adult"], n_repeats=2, seed=5, progress=False)
     pd.testing.assert_frame_equal(written, expected, check_exact=False, rtol=1e-14)

@@ -185,13 +185,6 @@ def test_cells_over_splits_and_claim_verdict():
         verdicts.claim_verdict(["better"])
 
 
-def test_old_names_are_the_verdict_functions():
-    from lib.experiments import analysis, glm
-
-    assert analysis.compare is verdicts.cell_z
-    assert glm.compare is verdicts.cells_over_splits and glm.claim_verdict is verdicts.claim_verdict
-
-
 # ------------------------------------------------------------------ budgets and margins (chapters 07-09)
 
 

@@ -219,7 +219,7 @@ def test_metrics():
 
 @pytest.mark.needs_data
 def test_design_matrices():
-    from lib.experiments import glm as glm_data
+    from lib.experiments.tasks import logistic_regression as glm_data
     from lib.experiments.preprocessing import prepare
 
     a = glm_data.adult()
@@ -254,12 +254,12 @@ def _frame(means, n_rep=6, spread=0.01, splits=(1, 2, 3), seed=0):
 
 
 def test_compare_matches_a_direct_pooled_z_and_classifies():
-    from lib.experiments import glm as glm_data
+    from lib.experiments import verdicts
 
     f = _frame({"a": (0.20, (1e-3, 0.5, np.inf)), "b": (0.30, (1e-3, 0.1, np.inf)),
                 "c": (0.2001, (1e-3, 0.9, np.inf)), "d": (0.0, (1e-3, 0.5, np.inf))})
     f.loc[f.method == "d", "error"] = f.loc[f.method == "a", "error"].to_numpy()  # shares a's draws
-    c = glm_data.compare(f, "a", "b")
+    c = verdicts.cells_over_splits(f, "a", "b")
     # the same statistic computed directly: mean over splits of the difference of means, pooled variance
     d, v = [], []
     for k in (1, 2, 3):
@@ -271,34 +271,34 @@ def test_compare_matches_a_direct_pooled_z_and_classifies():
     assert c["z"].iloc[0] == pytest.approx(z, rel=1e-12)
     assert c["p"].iloc[0] == pytest.approx(2 * special.ndtr(-abs(z)), rel=1e-9)
     assert c["outcome"].iloc[0] == "win" and c["agree"].iloc[0] == 1.0
-    assert glm_data.compare(f, "b", "a")["outcome"].iloc[0] == "loss"
-    assert glm_data.compare(f, "a", "c")["outcome"].iloc[0] == "tie"
-    assert glm_data.compare(f, "a", "d")["outcome"].iloc[0] == "same posterior"
-    assert glm_data.claim_verdict(["win", "same posterior"]) == "holds"
-    assert glm_data.claim_verdict(["win", "tie"]) == "partly"
-    assert glm_data.claim_verdict(["same posterior"]) == "partly"
-    assert glm_data.claim_verdict(["win", "loss"]) == "does not hold"
+    assert verdicts.cells_over_splits(f, "b", "a")["outcome"].iloc[0] == "loss"
+    assert verdicts.cells_over_splits(f, "a", "c")["outcome"].iloc[0] == "tie"
+    assert verdicts.cells_over_splits(f, "a", "d")["outcome"].iloc[0] == "same posterior"
+    assert verdicts.claim_verdict(["win", "same posterior"]) == "holds"
+    assert verdicts.claim_verdict(["win", "tie"]) == "partly"
+    assert verdicts.claim_verdict(["same posterior"]) == "partly"
+    assert verdicts.claim_verdict(["win", "loss"]) == "does not hold"
     with pytest.raises(ValueError, match="outcomes"):
-        glm_data.claim_verdict(["better"])
+        verdicts.claim_verdict(["better"])
     with pytest.raises(ValueError, match="not in the grid"):
-        glm_data.compare(f, "a", "zzz")
+        verdicts.cells_over_splits(f, "a", "zzz")
 
 
 def test_compare_has_its_nominal_false_alarm_rate():
     """Two methods with one mean: |z| > 3 in about 0.27 % of cells (here: at most 2 of 300)."""
-    from lib.experiments import glm as glm_data
+    from lib.experiments import verdicts
 
     alarms = 0
     for seed in range(300):
         f = _frame({"a": (0.2, (1.0, 1.0, np.inf)), "b": (0.2, (2.0, 1.0, np.inf))}, seed=seed)
-        alarms += glm_data.compare(f, "a", "b")["outcome"].iloc[0] != "tie"
+        alarms += verdicts.cells_over_splits(f, "a", "b")["outcome"].iloc[0] != "tie"
     # z is a t-like statistic with 30 degrees of freedom: P(|t| > 3) = 0.0054, so 1.6 expected;
     # P(more than 6 of 300) < 0.01.
     assert alarms <= 6
 
 
 def test_run_splits_stacks_independent_runs_per_split():
-    from lib.experiments import glm as glm_data
+    from lib.experiments.tasks import logistic_regression as glm_data
 
     def toy_split(k):
         X, y = _toy(n=40, d=2, seed=k)

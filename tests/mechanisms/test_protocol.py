@@ -304,9 +304,9 @@ def add_one():
 def test_a_new_mechanism_runs_in_every_grid(add_one, splits, networks, privacy):
     budgets = np.array([0.1, 1.0])
     x = "epsilon" if isinstance(privacy, RenyiDP) else "epsilon_hat"
-    nb = run("naive-bayes", ["add_one", "dirichlet"], budgets, privacy=privacy, data=splits, n_repeats=2,
+    nb = run("naive-bayes", ["add_one", "dirichlet"], budgets, target=privacy, data=splits, n_repeats=2,
              progress=False)
-    bn = run("bayesian-network", ["add_one"], budgets, privacy=privacy, data=networks, n_repeats=2,
+    bn = run("bayesian-network", ["add_one"], budgets, target=privacy, data=networks, n_repeats=2,
              progress=False)
     for res, metric in ((nb, "cross_entropy"), (bn, "log_likelihood")):
         toy = res[res.model == "add_one"]
@@ -314,7 +314,7 @@ def test_a_new_mechanism_runs_in_every_grid(add_one, splits, networks, privacy):
         assert sorted(set(toy[x])) == list(budgets)
         assert (toy.groupby("dataset")[metric].nunique() == 1).all()  # no noise, the same at every budget
     # the grid scored exactly (f + 1)/sum(f + 1): the smoothed estimate with pseudo-count 1 everywhere
-    from lib.experiments import NaiveBayesTask
+    from lib.experiments.tasks import NaiveBayes as NaiveBayesTask
 
     task = NaiveBayesTask(splits["one"])
     ones = [SmoothedEstimate(1.0)] * task.spec.n_releases

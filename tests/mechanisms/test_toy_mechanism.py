@@ -18,7 +18,7 @@ import pytest
 
 from lib.experiments import run
 from lib.experiments.cli import main
-from lib.experiments.grid import DP_TARGET, RDP_TARGET
+from lib.experiments.engine import DP_TARGET, RDP_TARGET
 from lib.mechanisms.noise import clip_and_normalise, laplace_scale
 from lib.mechanisms.protocol import Mechanism, get, names, register, unregister
 from lib.models.bayesian_network import count_tables, network_guarantee, network_spec, release_tables
@@ -88,8 +88,8 @@ def test_the_toy_in_naive_bayes_and_a_network(toy, target, splits, networks):
 def test_the_toy_in_every_grid(toy, splits, networks, privacy):
     budgets = np.array([0.5, 4.0])
     assert "toy" in names(notion=RenyiDP) and "toy" in names(notion=ApproximateDP)
-    nb = run("naive-bayes", ["toy", "mle"], budgets, privacy=privacy, data=splits, n_repeats=2, progress=False)
-    bn = run("bayesian-network", ["toy"], budgets, privacy=privacy, data=networks, n_repeats=2, progress=False)
+    nb = run("naive-bayes", ["toy", "mle"], budgets, target=privacy, data=splits, n_repeats=2, progress=False)
+    bn = run("bayesian-network", ["toy"], budgets, target=privacy, data=networks, n_repeats=2, progress=False)
     for res, metric in ((nb, "cross_entropy"), (bn, "log_likelihood")):
         mine = res[res.model == "toy"]
         assert len(mine) == 2 * 2 * 2 and np.isfinite(mine[metric]).all()

@@ -103,25 +103,32 @@ def _private_errors():
     X, y = data(3000)
     model = PrivateNaiveBayes("dirichlet", RenyiDP(5.0, 1.0), random_state=0, n_values=[2, 3], n_classes=2)
     cases = []
-    high = X.copy(); high[ROW, 1] = VALUE
+    high = X.copy()
+    high[ROW, 1] = VALUE
     cases.append(lambda: clone(model).fit(high, y))
-    low = X.copy(); low[ROW, 0] = -VALUE
+    low = X.copy()
+    low[ROW, 0] = -VALUE
     cases.append(lambda: clone(model).fit(low, y))
-    bad_y = y.copy(); bad_y[ROW] = VALUE
+    bad_y = y.copy()
+    bad_y[ROW] = VALUE
     cases.append(lambda: clone(model).fit(X, bad_y))
     cases.append(lambda: count(high, y, [2, 3], 2))
     cases.append(lambda: count(X, bad_y, [2, 3], 2))
-    fraction = X.astype(float); fraction[ROW, 1] = FLOAT
+    fraction = X.astype(float)
+    fraction[ROW, 1] = FLOAT
     cases.append(lambda: clone(model).fit(fraction, y))
-    missing = X.astype(float); missing[ROW, 1] = np.nan
+    missing = X.astype(float)
+    missing[ROW, 1] = np.nan
     cases.append(lambda: clone(model).fit(missing, y))
     labels = np.array(["no", "yes"], dtype=object)[y]
     frame = pd.DataFrame({"a": np.array(["x", "y"], dtype=object)[X[:, 0]], "b": X[:, 1]})
     labelled = PrivateNaiveBayes("dirichlet", RenyiDP(5.0, 1.0), random_state=0, categories=[["x", "y"], [0, 1, 2]],
                                  classes=["no", "yes"])
-    odd = frame.copy(); odd.loc[ROW, "a"] = LABEL
+    odd = frame.copy()
+    odd.loc[ROW, "a"] = LABEL
     cases.append(lambda: clone(labelled).fit(odd, labels))
-    odd_y = labels.copy(); odd_y[ROW] = LABEL
+    odd_y = labels.copy()
+    odd_y[ROW] = LABEL
     cases.append(lambda: clone(labelled).fit(frame, odd_y))
     N, Nk = count(X, y, [2, 3], 2)
     cases.append(lambda: clone(model).fit_counts(N, [Nk[0], Nk[1] + np.array([[0, 0, COUNT], [0, 0, 0]])]))
@@ -194,7 +201,8 @@ def test_public_bins_read_no_private_value_and_compose_in_a_grid_over_bins():
                       PrivateNaiveBayes("dirichlet", RenyiDP(5.0, 2.0), n_values=[4, 4], n_classes=2)).fit(X, y)
     with pytest.raises(ValueError, match="low < high"):
         PublicBins([(90, 17), (1, 99)]).fit(X)
-    bad = X.copy(); bad[7, 1] = np.nan
+    bad = X.copy()
+    bad[7, 1] = np.nan
     with pytest.raises(ValueError, match="column 1 holds NaN"):
         bins.transform(bad)
 

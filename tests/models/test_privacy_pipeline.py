@@ -169,7 +169,8 @@ def test_schema_encoding_and_refusals():
 # ----------------------------------------------------------------------------- models refuse to guess
 
 def test_private_naive_bayes_refuses_an_inferred_domain():
-    X = np.array([[0, 1], [1, 2], [1, 0]]); y = np.array([0, 1, 1])
+    X = np.array([[0, 1], [1, 2], [1, 0]])
+    y = np.array([0, 1, 1])
     for kwargs in ({}, {"n_values": [2, 3]}, {"n_classes": 2}):
         with pytest.raises(ValueError, match="must be given .*private 'dirichlet'"):
             PrivateNaiveBayes("dirichlet", privacy=RenyiDP(5.0, 1.0), random_state=0).fit(X, y, **kwargs)
@@ -271,7 +272,7 @@ def _unusual_neighbour(name):
 
 @pytest.mark.needs_data
 def test_logistic_regression_encoding_is_the_schema():
-    from lib.experiments import glm
+    from lib.experiments.tasks import logistic_regression as glm
     a = glm.adult()
     doms = schema.domains("Adult")
     expected = []
@@ -290,14 +291,14 @@ def test_logistic_regression_encoding_is_the_schema():
     np.testing.assert_array_equal(a.y_train, s.y_train)
     np.testing.assert_array_equal(a.y_test, s.y_test)
     # every one-hot block has exactly one 0.5 before normalisation: recover it from the signs
-    for attr, d in doms.items():
+    for attr in doms:
         block = [j for j, c in enumerate(a.columns) if c.startswith(f"{attr}=")]
         assert ((a.X_train[:, block] > 0).sum(axis=1) == 1).all()
 
 
 @pytest.mark.needs_data
 def test_logistic_regression_columns_are_identical_on_neighbours():
-    from lib.experiments import glm
+    from lib.experiments.tasks import logistic_regression as glm
     original, changed, i, attr = _unusual_neighbour("Adult")
     a, b = glm.adult(frame=original), glm.adult(frame=changed)
     assert a.columns == b.columns and a.X_train.shape == b.X_train.shape

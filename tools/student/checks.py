@@ -419,7 +419,7 @@ def _within_se_budgets():
     for binning in ("public", "quantile"):
         data = {name: prepare(name, binning=binning) for name in DATASETS}
         res = run("naive-bayes", ("dirichlet", "mle"), epsilons, data=data, n_repeats=10,
-                  privacy=RenyiDP(5.0, 1.0), seed=20230201)
+                  target=RenyiDP(5.0, 1.0), seed=20230201)
         for name in DATASETS:
             acc = {m: res[(res.model == m) & (res.dataset == name)].groupby("epsilon").accuracy
                    for m in ("dirichlet", "mle")}
@@ -469,7 +469,9 @@ def _network_ll(net, c):
           Answer("z_ex", "series", "z of (LL Dirichlet - LL Gaussian) on Adult at the eight budgets, indexed by eps"),
           real("cross_ex", "the smallest of the eight eps with z < -3 (total RDP eps at lambda = 5)"))
 def _(a):
-    from lib.experiments import NetworkTask, compare, evaluate
+    from lib.experiments.engine import evaluate
+    from lib.experiments.tasks import BayesianNetwork as NetworkTask
+    from lib.experiments.verdicts import cell_z as compare
     from lib.experiments.networks import prepare_network
     epsilons = np.logspace(-3, 1, 10)
     grid = np.geomspace(epsilons[7], epsilons[8], 8)
@@ -710,7 +712,7 @@ def _(a):
                                  "eps_hat = 3 on Adult (N_REPEATS releases, N_SWEEPS sweeps)"),
           real("z_ops2", "z of (mean error of OPS - Algorithm 5's error in the head-to-head table)"))
 def _(a):
-    from lib.experiments import glm as glm_data
+    from lib.experiments.tasks import logistic_regression as glm_data
     from lib.models import logistic_regression as gp
     err = a.err_ops2
     assert err.size >= 2 and ((0 <= err) & (err <= 1)).all(), "err_ops2: error rates in [0, 1], one per release"
@@ -861,8 +863,9 @@ def _(a):
           Answer("z_fixed", "series", "z of (LL author's order - LL chapter's order) per network",
                  keys=("Adult", "Bank", "GermanCredit")))
 def _(a):
-    from lib.experiments import compare, run
-    from lib.experiments.grid import DEFAULT_SEED
+    from lib.experiments.engine import run
+    from lib.experiments.verdicts import cell_z as compare
+    from lib.experiments.defaults import DEFAULT_SEED
     from lib.experiments.networks import prepare_network
     from lib.mechanisms.protocol import ApproximateDP, get
 
@@ -872,7 +875,7 @@ def _(a):
     names = ("Adult", "Bank", "GermanCredit")
     nets = {name: prepare_network(name, seed=1, binning="public") for name in names}
     # a rerun with its own seed (20 releases per network and mechanism)
-    res = run("bayesian-network", ("mle", "dirichlet", Fixed), [1.0], privacy=ApproximateDP(1.0, 1e-5), data=nets,
+    res = run("bayesian-network", ("mle", "dirichlet", Fixed), [1.0], target=ApproximateDP(1.0, 1e-5), data=nets,
               n_repeats=20, seed=DEFAULT_SEED + 2811)
     z_ref = compare(res, "dirichlet_fixed_check", "dirichlet", "log_likelihood").z.droplevel(1).reindex(names)
     verdict = lambda z: np.sign(z) * (np.abs(z) > 3)
@@ -894,7 +897,7 @@ NO_CHECK.update({
     "ex-13-printed": (
         "an essay: the answer is an argument about which smoothing makes the printed multiplier private",
         "full marks for (1) the additive bound at beta = eps/2 exceeding eps at eps = 0.1 and 1; (2) the exact "
-        "loss (cauchy_exact_loss) and the densities (density_loss) both below eps there, so the bound, not the "
+        "loss (cauchy_exact_loss) and the densities (cauchy_density_loss) both below eps there, so the bound, not the "
         "multiplier, fails: the printed multiplier is eps-DP at beta = eps/2; (3) at beta = eps/6 the ordering "
         "tight < additive-bound multiplier < printed sqrt(2)/eps < Theorem 2's, with the numbers; "
         "(4) the conclusion stated in words. Deduct for a verdict taken from the additive bound alone."),

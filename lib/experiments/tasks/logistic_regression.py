@@ -328,6 +328,59 @@ def run_splits(load_split, split_seeds, epsilons, lams, n_repeats, *, seed, **kw
     return pd.concat(frames, ignore_index=True)
 
 
+def samplers_at_dp(data, epsilon_hats, n_repeats, *, seed, n_sweeps=6, delta=1e-5, labels=None) -> pd.DataFrame:
+    """The three private samplers of Geumlek et al. at :math:`(\\hat\\varepsilon, \\delta)` targets (chapter 11).
+
+    Each sampler draws all targets in one :func:`lib.models.logistic_regression.sample` call, in
+    the order of ``epsilon_hats``, from the one seed ``seed`` (so the three samplers share it, as
+    the chapter's head-to-head does): the two RDP samplers (Algorithms 4 and 5) at the slope whose
+    Rényi curve converts to :math:`(\\hat\\varepsilon, \\delta)`-DP
+    (:func:`lib.models.logistic_regression.rdp_slope_for_dp`), One Posterior Sample at pure
+    :math:`\\hat\\varepsilon`-DP, each at the radius 1 of the scaled rows. Unlike :func:`run_grid`,
+    which samples each distinct posterior once in sorted order, this keeps the budgets' order.
+
+    Parameters
+    ----------
+    data : GLMData
+        The scaled design matrices and labels of one split.
+    epsilon_hats : sequence of float
+        The targets :math:`\\hat\\varepsilon > 0`.
+    n_repeats : int
+        Releases per sampler and target.
+    seed : int
+        The seed of every sampler's draws.
+    n_sweeps : int, default 6
+        Sweeps of the sampler (:func:`lib.models.logistic_regression.sample`).
+    delta : float, default 1e-5
+    labels : dict, optional
+        The name of each sampler's ``short`` name in the ``model`` column (default ``"LR <short>"``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``model, epsilon_hat, repeat, error, cross_entropy``.
+    """
+    from lib.models import logistic_regression as gp
+
+    eps_hats = np.atleast_1d(validation.positive(epsilon_hats, "epsilon_hats")).astype(float)
+    n_repeats = validation.integer(n_repeats, "n_repeats")
+    seed = validation.integer(seed, "seed", 0)
+    labels = {} if labels is None else labels
+    rows = []
+    n = len(data.y_train)
+    for sampler in (gp.ConcentratedLogistic, gp.DiffuseLogistic, gp.OPSLogistic):
+        method = sampler.short
+        eps = (np.array([gp.rdp_slope_for_dp(e, delta) for e in eps_hats]) if sampler is not gp.OPSLogistic
+               else eps_hats)
+        draws = gp.sample(data.X_train, data.y_train, sampler.settings(eps, 1.0, n), n_repeats, n_sweeps, rng=seed)
+        err = gp.error_rate(draws.w, data.X_test, data.y_test)
+        ce = gp.cross_entropy(draws.w, data.X_test, data.y_test)
+        for i, e in enumerate(eps_hats):
+            for r in range(n_repeats):
+                rows.append((f"LR {labels.get(method, method)}", e, r, err[i, r], ce[i, r]))
+    return pd.DataFrame(rows, columns=["model", "epsilon_hat", "repeat", "error", "cross_entropy"])
+
+
 class LogisticRegression:
     """Private logistic regression on one prepared split: the posterior samplers of Figure 3.
 

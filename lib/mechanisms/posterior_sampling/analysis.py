@@ -264,7 +264,7 @@ def evaluate_candidates(cand, scale, lam, kind):
 # The calibration evaluates the worst case some 60-70 times per target, each time over a few
 # dozen Beta pairs: the cost is Python-level calls, not arithmetic. The functions below compute
 # exactly what evaluate_candidates computes (the same operations on the same numbers, value by value:
-# tests/test_speed_equivalence.py asserts equality against evaluate_candidates) with one log-Gamma
+# tests/mechanisms/test_posterior_sampling.py asserts equality against evaluate_candidates) with one log-Gamma
 # difference call per evaluation instead of four, no re-validation of arrays built here, and
 # candidate sets of several table shapes stacked into one array.
 

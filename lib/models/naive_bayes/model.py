@@ -17,7 +17,7 @@ import numpy as np
 
 from lib import validation
 from lib.mechanisms.protocol import ModelCalibration, ReleaseSpec, release_class
-from lib.models.naive_bayes.domain import MAX_CELLS, check_classes, check_codes, model_domain
+from lib.models.naive_bayes.domain import check_classes, check_codes, model_domain
 from lib.models.naive_bayes.scoring import row_chunks
 
 __all__ = ["count", "log_releases", "model_spec", "nonnegative_counts", "release_parameters",
