@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from lib import DirichletMechanism, all_neighbours, calibrate, rdp_epsilon, renyi_divergence_dirichlet
+from lib.mechanisms.dirichlet.curve import divergence_term
 from lib.theory.audit import (
     divergence_both_ways,
-    divergence_term,
     random_pair_audit,
     renyi_divergence_by_quadrature,
     worst_case_divergence,
