@@ -19,17 +19,21 @@ Run with ``DIRICHLET_DATA_DIR=... python benchmarks/bench_calibration.py``.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: the tests' references
+
 from _timing import best_with_result
-from lib import DirichletMechanism
+from tests._reference import exact_level_by_bisection
 from lib.experiments.engine import DP_TARGET, calibrate_many
 from lib.experiments.engine import budgets as _budgets
 from lib.experiments.preprocessing import prepare
 from lib.mechanisms.dirichlet.curve import calibrate_exact_many
 from lib.mechanisms.dirichlet.order import optimal_order
 from lib.models.naive_bayes import model_spec
-from lib.privacy.accountant import Accountant
 from lib.privacy.guarantees import ApproximateDP as _ApproximateDP
 
 DP_NB_EPSILONS = _budgets("naive-bayes", _ApproximateDP)
@@ -41,20 +45,9 @@ REPEATS = 5
 
 
 def plain_level(eps_hat, lam, n):
-    """The largest level at ``lam`` whose composed exact curves meet the target: plain bisection to 1e-12."""
-    def meets(eps):
-        return Accountant().add(DirichletMechanism(eps, lam).guarantee, n).epsilon(DELTA).epsilon <= eps_hat
-
-    lo = 1e-3
-    while not meets(lo):
-        lo /= 4
-    hi = 2 * lo
-    while meets(hi):
-        lo, hi = hi, 2 * hi
-    while np.log(hi / lo) > 1e-12:
-        mid = np.sqrt(lo * hi)
-        lo, hi = (mid, hi) if meets(mid) else (lo, mid)
-    return lo
+    """The largest level at ``lam`` whose composed exact curves meet the target: plain bisection to 1e-12
+    (the tests' reference, ``tests/_reference.py``)."""
+    return exact_level_by_bisection(eps_hat, DELTA, lam, n)
 
 
 def main() -> None:

@@ -29,7 +29,7 @@ import numpy as np
 from scipy import integrate, special
 
 from lib import validation
-from lib.mechanisms.dirichlet.curve import worst_case_divergence
+from lib.mechanisms.dirichlet.curve import divergence_term, worst_case_divergence  # noqa: F401 (eq. (16)'s term, audited here)
 from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
 from lib.mechanisms.dirichlet.calibration import calibrate
 from lib.privacy.neighbours import random_neighbours

@@ -12,7 +12,6 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.special import logsumexp
 
 from lib.privacy.guarantees import ApproximateDP, PureDP, RenyiDP
 from lib.mechanisms.noise import GaussianMechanism, LaplaceMechanism
@@ -26,6 +25,7 @@ from lib.experiments.tasks import NaiveBayes as NaiveBayesTask
 from lib.experiments.verdicts import cell_z as compare
 from lib.models.naive_bayes import PrivateNaiveBayes, cross_entropy, log_proba, release_parameters
 from lib.mechanisms.protocol import get
+from tests._reference import nb_scores_by_direct_sum, random_nb_models
 
 NB_MODELS, BN_MODELS = FIGURES["naive-bayes", RenyiDP].mechanisms, FIGURES["bayesian-network", RenyiDP].mechanisms
 NB_DP_MODELS = FIGURES["naive-bayes", ApproximateDP].mechanisms
@@ -450,21 +450,6 @@ def test_budget_keys_do_not_hinge_on_the_last_bit():
 # calibrations equal one calibration per budget, and importing lib or lib.experiments imports
 # neither scipy.optimize nor pandas nor the engine.
 
-def _model(rng, B, d, n_values, spread=3.0):
-    prior = np.log(rng.dirichlet(np.ones(d), size=B))
-    tables = [np.log(rng.dirichlet(np.full(v, 1.0 / spread), size=(B, d))) for v in n_values]
-    return prior, tables
-
-
-def _reference(X, y, prior, tables):
-    """Scores by a direct sum over the tables, normalised with scipy's logsumexp (pre-issue-17 arithmetic)."""
-    s = prior[:, None, :] + sum(t[:, :, x].transpose(0, 2, 1) for t, x in zip(tables, X.T))  # (B, n, d)
-    lp = s - logsumexp(s, axis=-1, keepdims=True)
-    ce = -lp[:, np.arange(len(y)), y].mean(axis=-1)
-    acc = (np.argmax(lp, axis=-1) == y).mean(axis=-1)
-    return lp, ce, acc
-
-
 def test_engine_scorer_equals_the_reference():
     rng = np.random.default_rng(11)
     n_values = np.array([3, 3, 5])
@@ -473,11 +458,11 @@ def test_engine_scorer_equals_the_reference():
     split = SimpleNamespace(X_train=X[:300], y_train=y[:300], X_test=X[300:], y_test=y[300:],
                             n_values=n_values, n_classes=2)
     task = NaiveBayesTask(split)
-    batches = [_model(rng, 3, 2, n_values), _model(rng, 2, 2, n_values)]
+    batches = [random_nb_models(rng, 3, 2, n_values), random_nb_models(rng, 2, 2, n_values)]
     got = task.score(batches)
     prior = np.concatenate([p for p, _ in batches])
     tables = [np.concatenate([t[k] for _, t in batches]) for k in range(3)]
-    _, ce, acc = _reference(split.X_test, split.y_test, prior, tables)
+    _, ce, acc = nb_scores_by_direct_sum(split.X_test, split.y_test, prior, tables)
     np.testing.assert_allclose(got["cross_entropy"], ce, rtol=1e-12)
     np.testing.assert_array_equal(got["accuracy"], acc)
 

@@ -1,7 +1,6 @@
 """Tests of lib.mechanisms.posterior_sampling: Geumlek et al.'s posterior samplers, exact worst cases, calibration."""
 
 import itertools
-import time
 import mpmath
 import numpy as np
 import pytest
@@ -19,6 +18,7 @@ from lib.privacy.guarantees import NotPrivate
 from lib.models import logistic_regression as gp
 from lib.mechanisms import posterior_sampling as ps
 from lib.mechanisms.protocol import get
+from tests._reference import refused_quickly as _quick
 
 KINDS = ("diffused", "concentrated")
 
@@ -626,12 +626,6 @@ def test_effective_sample_size_refuses_undefined_cases():
 
 # ----------------------------------------------------------------------------- class 3: sizes
 
-
-def _quick(func, match, seconds=2.0):
-    start = time.monotonic()
-    with pytest.raises(ValueError, match=match):
-        func()
-    assert time.monotonic() - start < seconds  # refused before the work
 
 
 def test_brute_force_helpers_and_searches_refuse_absurd_sizes_up_front():

@@ -1,6 +1,5 @@
 """Tests of lib.models.naive_bayes: counts, accounting, releases and the private model."""
 
-import time
 import itertools
 
 import numpy as np
@@ -25,6 +24,8 @@ from lib.experiments.tasks import NaiveBayes as NaiveBayesTask
 from lib.experiments.preprocessing import Split
 from lib import validation
 from lib.models.naive_bayes import scoring as scoring
+from tests._reference import refused_quickly as _quick
+from tests._reference import nb_scores_by_direct_sum, random_nb_models
 
 #: The private mechanisms with an RDP calibration, and every mechanism a model can be fitted with.
 PRIVATE_RDP = ("dirichlet", "gaussian", "laplace")
@@ -483,12 +484,6 @@ def test_valid_codes_give_the_brute_force_posterior_and_one_bad_code_is_named(da
         nb.log_proba(test, prior, tables, n_values)
 
 
-def _quick(func, match):
-    start = time.monotonic()
-    with pytest.raises(ValueError, match=match):
-        func()
-    assert time.monotonic() - start < 2  # refused before any allocation
-
 
 @pytest.mark.parametrize("X, y", [
     (np.array([[10**10, 0], [0, 1]]), np.array([0, 1])),   # 149 GiB before the fix
@@ -508,21 +503,6 @@ def test_count_refuses_absurd_declared_domains():
     _quick(lambda: nb.count(X, y, [2**62, 2**62], 2), "cells")  # the int64 sum wraps around
 
 
-def _model(rng, B, d, n_values, spread=3.0):
-    prior = np.log(rng.dirichlet(np.ones(d), size=B))
-    tables = [np.log(rng.dirichlet(np.full(v, 1.0 / spread), size=(B, d))) for v in n_values]
-    return prior, tables
-
-
-def _reference(X, y, prior, tables):
-    """Scores by a direct sum over the tables, normalised with scipy's logsumexp (pre-issue-17 arithmetic)."""
-    s = prior[:, None, :] + sum(t[:, :, x].transpose(0, 2, 1) for t, x in zip(tables, X.T))  # (B, n, d)
-    lp = s - logsumexp(s, axis=-1, keepdims=True)
-    ce = -lp[:, np.arange(len(y)), y].mean(axis=-1)
-    acc = (np.argmax(lp, axis=-1) == y).mean(axis=-1)
-    return lp, ce, acc
-
-
 @pytest.mark.parametrize("d", [2, 3, 10])
 def test_fused_scores_equal_the_reference(d):
     rng = np.random.default_rng(d)
@@ -530,8 +510,8 @@ def test_fused_scores_equal_the_reference(d):
     for n, B in ((1, 1), (50, 4), (3001, 7)):
         X = np.column_stack([rng.integers(v, size=n) for v in n_values])
         y = rng.integers(d, size=n)
-        prior, tables = _model(rng, B, d, n_values)
-        lp, ce, acc = _reference(X, y, prior, tables)
+        prior, tables = random_nb_models(rng, B, d, n_values)
+        lp, ce, acc = nb_scores_by_direct_sum(X, y, prior, tables)
         got_ce, got_acc = nb.scores(X, y, prior, tables, n_values)
         # the same sums in another order: rounding of ~n ulps of the mean, far below 1e-12
         np.testing.assert_allclose(got_ce, ce, rtol=1e-12)
@@ -550,7 +530,7 @@ def test_ties_go_to_the_first_class_as_before(d):
     prior = np.full((3, d), -np.log(d))
     tables = [np.broadcast_to(np.log(rng.dirichlet(np.ones(v))), (3, d, v)).copy() for v in n_values]
     ce, acc = nb.scores(X, y, prior, tables, n_values)
-    _, ref_ce, ref_acc = _reference(X, y, prior, tables)
+    _, ref_ce, ref_acc = nb_scores_by_direct_sum(X, y, prior, tables)
     np.testing.assert_array_equal(acc, ref_acc)
     np.testing.assert_array_equal(acc, np.mean(y == 0))
     np.testing.assert_allclose(ce, np.log(d), rtol=1e-14)
@@ -562,7 +542,7 @@ def test_chunking_does_not_change_results(monkeypatch):
     n_values = np.array([4, 2, 6])
     X = np.column_stack([rng.integers(v, size=1000) for v in n_values])
     y = rng.integers(3, size=1000)
-    prior, tables = _model(rng, 5, 3, n_values)
+    prior, tables = random_nb_models(rng, 5, 3, n_values)
     whole = nb.log_proba(X, prior, tables, n_values), nb.scores(X, y, prior, tables, n_values)
     counts = nb.count(X, y, n_values, 3)
     model = nb.PrivateNaiveBayes("dirichlet", RenyiDP(5.0, 1.0), random_state=0).fit(X, y, n_values, 3)
@@ -585,7 +565,7 @@ def test_chunking_does_not_change_results(monkeypatch):
 
 def test_scores_refuses_bad_input():
     n_values = np.array([2, 2])
-    prior, tables = _model(np.random.default_rng(0), 1, 2, n_values)
+    prior, tables = random_nb_models(np.random.default_rng(0), 1, 2, n_values)
     X = np.array([[0, 1], [1, 0]])
     with pytest.raises(ValueError, match="one label per row"):
         nb.scores(X, np.array([0]), prior, tables, n_values)
@@ -610,7 +590,7 @@ def test_one_model_lookup_equals_the_batched_path(d, chunk, monkeypatch):
     rng = np.random.default_rng(d)
     n_values = np.array([2, 5, 3, 7])
     X = np.column_stack([rng.integers(v, size=500) for v in n_values])
-    prior, tables = _model(rng, 1, d, n_values)
+    prior, tables = random_nb_models(rng, 1, d, n_values)
     tables[2][0, :, :] = tables[2][0, 0, :]  # attribute 2 says nothing: ties where the rest ties
     prior[0, 1] = prior[0, 0]
     tables[0][0, 1] = tables[0][0, 0]

@@ -25,6 +25,7 @@ from lib.privacy.accounting import dp_to_rdp, rdp_to_dp
 from lib.privacy.guarantees import RenyiDP
 from lib.privacy.neighbours import all_neighbours
 from lib.theory.audit import divergence_both_ways, renyi_divergence_by_quadrature
+from tests._reference import exact_level_by_bisection
 
 RTOL = 1e-9
 SETTINGS = np.random.default_rng(26).uniform(size=(8, 4))  # (epsilon, lam, order, d) draws, fixed
@@ -245,26 +246,7 @@ def test_the_exact_curve_calibration_of_a_model_meets_its_target_with_less_loss(
 # ----------------------------------------------------------------------------- the best order (issue 40)
 
 
-def plain_bisection(eps_hat, delta, lam, n):
-    """The largest RDP level at ``lam`` whose composed exact curves meet the target, by plain bisection.
-
-    The accountant converts the curves of the mechanism's own guarantee; the level
-    is halved or doubled until it brackets the boundary, then bisected in log to
-    1e-12 (relative), keeping the end that meets the target.
-    """
-    def meets(eps):
-        return Accountant().add(DirichletMechanism(eps, lam).guarantee, n).epsilon(delta).epsilon <= eps_hat
-
-    lo = 1e-3
-    while not meets(lo):
-        lo /= 4
-    hi = 2 * lo
-    while meets(hi):
-        lo, hi = hi, 2 * hi
-    while np.log(hi / lo) > 1e-12:
-        mid = np.sqrt(lo * hi)
-        lo, hi = (mid, hi) if meets(mid) else (lo, mid)
-    return lo
+plain_bisection = exact_level_by_bisection
 
 
 def test_best_order_at_the_chapter_04_setting():
