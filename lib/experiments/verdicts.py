@@ -839,10 +839,8 @@ def regrets(frame: pd.DataFrame, metric: str, kind: str, per=None) -> pd.DataFra
 
     Parameters
     ----------
-    frame : pandas.DataFrame
-        A grid frame (columns ``dataset``, ``model``, the budget ``epsilon`` or
-        ``epsilon_hat``, ``metric``).
-    metric : str
+    frame, metric
+        As in :func:`cell_winners`.
     kind : {"shortfall", "ratio"}
     per : pandas.Series, optional
         Indexed by dataset: the divisor of a shortfall.

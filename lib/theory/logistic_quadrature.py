@@ -225,10 +225,8 @@ def worst_log_ratio(n, beta, rho, rng, *, n_pairs=100, c=1.0, n_grid=20001):
 
     Parameters
     ----------
-    n : int
-        Rows per data set.
-    beta : float
-        Prior precision per row, :math:`(0, \\infty)`.
+    n, beta
+        As in :func:`worst_renyi`.
     rho : float
         Likelihood temperature, :math:`(0, 1]`.
     rng : numpy.random.Generator

@@ -718,12 +718,8 @@ def exact_scale(lam, epsilon_hat, delta, *, n_releases=1, relation="replace", or
         Orders of Algorithm 1, in :math:`(1, \\infty)`.
     epsilon_hat : array_like
         Targets :math:`\\hat\\varepsilon > 0`, broadcast with ``lam``.
-    delta : float
-        :math:`\\delta \\in (0, 1)`.
-    n_releases : int, default 1
-    relation : {"replace", "add-remove"}
-    orders : array_like, optional
-        The accountant's orders (default :data:`lib.privacy.accountant.DEFAULT_ORDERS`).
+    delta, n_releases, relation, orders
+        As in :func:`exact_epsilon_hat`.
 
     Returns
     -------

@@ -224,17 +224,25 @@ class DirichletMechanism(Mechanism):
         if cls.order_rule != "optimal" or not own or len(deltas) != 1:
             # the author's rule, a subclass with a calibration of its own, or several deltas: one by one
             return [cls._calibrate_approximate(t, spec, cache) for t in targets]
-        (delta,) = deltas
         cache = {} if cache is None else cache
         keys = [cls._order_key(t, spec) for t in targets]
-        todo = [i for i, key in enumerate(keys) if key not in cache]
-        if todo:
-            reference = public_reference(spec.n_total, [d for _, d in spec.shapes], [k for k, _ in spec.shapes])
-            choices = model_order_many([targets[i].epsilon for i in todo], delta, reference,
-                                       n_releases=spec.n_releases)
-            for i, choice in zip(todo, choices):
-                cache[keys[i]] = choice
+        cls._search_missing(targets, spec, cache, keys, model_order_many)
         return [cls._from_choice(cache[key], spec, t) for key, t in zip(keys, targets)]
+
+    @staticmethod
+    def _search_missing(targets, spec, cache, keys, search):
+        """Fill ``cache[keys[i]]`` for every target it does not hold, by ``search`` of all of them at
+        once per :math:`\\delta` (``search(epsilon_hats, delta, reference, n_releases=m)``, on the public
+        reference tables of ``spec``)."""
+        todo = [i for i, key in enumerate(keys) if key not in cache]
+        if not todo:
+            return
+        reference = public_reference(spec.n_total, [d for _, d in spec.shapes], [k for k, _ in spec.shapes])
+        for delta in sorted({targets[i].delta for i in todo}):
+            which = [i for i in todo if targets[i].delta == delta]
+            found = search([targets[i].epsilon for i in which], delta, reference, n_releases=spec.n_releases)
+            for i, result in zip(which, found):
+                cache[keys[i]] = result
 
     @classmethod
     def _from_choice(cls, choice, spec, target):
@@ -451,21 +459,14 @@ class ExactCurveDirichlet(DirichletMechanism):
         cache = {} if cache is None else cache
         keys = [("dirichlet-exact", validation.scalar(validation.positive(t.epsilon, "epsilon_hat"), "epsilon_hat"),
                  t.delta, spec.n_total, tuple(spec.shapes)) for t in targets]
-        todo = [i for i, key in enumerate(keys) if key not in cache]
-        for i in todo:
+        for i, key in enumerate(keys):
+            if key in cache:
+                continue
             try:  # a target below what any scale can meet: not attained, with the reason (never another calibration)
                 check_above_floor(targets[i].epsilon, targets[i].delta)
             except ValueError as error:
-                cache[keys[i]] = str(error)
-        todo = [i for i in todo if keys[i] not in cache]
-        if todo:
-            reference = public_reference(spec.n_total, [d for _, d in spec.shapes], [k for k, _ in spec.shapes])
-            for delta in sorted({targets[i].delta for i in todo}):
-                which = [i for i in todo if targets[i].delta == delta]
-                found = exact_model_order_many([targets[i].epsilon for i in which], delta, reference,
-                                               n_releases=spec.n_releases)
-                for i, exact in zip(which, found):
-                    cache[keys[i]] = exact
+                cache[key] = str(error)
+        cls._search_missing(targets, spec, cache, keys, exact_model_order_many)
         return [cls._from_exact(cache[key], spec, t) for key, t in zip(keys, targets)]
 
     @classmethod
