@@ -4,7 +4,7 @@
   Gaussian mechanism, in 50-digit arithmetic (the reference for
   :func:`lib.mechanisms.noise.calibration.analytic_gaussian_delta`);
 * :func:`classical_gaussian_breaks`: the :math:`\\hat\\varepsilon` above which the classical
-  :math:`\\sigma` of Dwork and Roth's Theorem A.1 no longer meets its :math:`\\delta`;
+  :math:`\\sigma` of Dwork and Roth's Theorem A.1 stops meeting its :math:`\\delta`;
 * :func:`order_costs`: the expected KL loss of the Dirichlet mechanism at its public order,
   and at the author's fixed order, against the order chosen with the private tables;
 * :func:`flat_price`: Gohari et al.'s pseudo-count with each table flattened against the one

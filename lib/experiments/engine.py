@@ -55,7 +55,7 @@ from lib import validation
 from lib.mechanisms.protocol import ModelCalibration, get
 from lib.privacy.guarantees import ApproximateDP, Guarantee, NotPrivate, RenyiDP
 from lib.experiments import defaults
-from lib.experiments.cells import LAYOUTS, Layout, budget_key, cell_seed, layout, runs_under
+from lib.experiments.cells import Layout, budget_key, cell_seed, layout, runs_under
 from lib.experiments.prepared import Prepared, prepared
 from lib.experiments.preprocessing import SEED
 from lib.experiments.tasks import REGISTRY
@@ -260,7 +260,7 @@ def evaluate(task, mechanism, budgets, n_repeats, *, target=None, seed=defaults.
     Raises
     ------
     ValueError
-        If ``target`` is not a target of a type in :data:`LAYOUTS`, the
+        If ``target`` is not a target of a type in :data:`lib.experiments.cells.LAYOUTS`, the
         mechanism cannot meet its type, a budget is not positive or ``seed``
         is not a non-negative whole number.
     """
@@ -438,6 +438,6 @@ def supported(task, target) -> tuple:
     return tuple(m for m in names() if runs_under(m, target) and task_cls.supports(get(m)))
 
 
-__all__ = ["Layout", "LAYOUTS", "Prepared", "Task", "budget_key", "budgets", "calibrate",
+__all__ = ["Layout", "Prepared", "Task", "budget_key", "budgets", "calibrate",
            "calibrate_many", "calibration_key", "cell_seed", "evaluate", "figure", "layout", "prepared", "run", "runs_under",
            "supported", "task_class", "task_names"]

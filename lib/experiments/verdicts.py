@@ -3,9 +3,7 @@
 A chapter never computes a p-value itself: it calls one of the functions below
 and glues the statistic, the p-value or the verdict text of the result.
 
-API summary
------------
-Results
+**API summary.** Results:
 
 * :class:`Verdict` (frozen): ``test`` (the test's name), ``statistic``,
   ``p_value``, ``verdict`` (the text a chapter glues), ``over`` (what the test
@@ -1094,3 +1092,37 @@ def behind(results: pd.DataFrame, a: str, b: str, metric: str) -> pd.Series:
     g = results[results.model == a].groupby(["dataset", x], sort=False)[metric]
     ref = results[results.model == b].groupby(["dataset", x], sort=False)[metric].mean()
     return ref - g.mean() > g.std(ddof=1) / np.sqrt(g.count())
+
+
+# ------------------------------------------------------------------ a Monte Carlo check of many means (chapter 1)
+
+def z_union_bound(threshold: float, comparisons: int) -> tuple[float, float]:
+    """The chance that one of ``comparisons`` z-scores exceeds ``threshold`` in absolute value by luck.
+
+    Each z-score of a correct mean is approximately standard normal, so
+    :math:`P(|Z| > t) = 2\\bar\\Phi(t)`, and by the union bound at most
+    ``comparisons`` times that for all of them together: the false-alarm rate
+    of asserting every :math:`|z| < t`.
+
+    Parameters
+    ----------
+    threshold : float
+        :math:`t > 0`.
+    comparisons : int
+        How many z-scores are checked, at least 1.
+
+    Returns
+    -------
+    (float, float)
+        :math:`P(|Z| > t)` and the union bound ``comparisons`` times it (not capped at 1).
+
+    Examples
+    --------
+    >>> tail, bound = z_union_bound(5.0, 100)
+    >>> f"{tail:.2e} {bound:.2e}"
+    '5.73e-07 5.73e-05'
+    """
+    threshold = validation.scalar(validation.positive(threshold, "threshold"), "threshold")
+    comparisons = validation.integer(comparisons, "comparisons")
+    tail = float(2 * stats.norm.sf(threshold))
+    return tail, comparisons * tail

@@ -86,15 +86,15 @@ def topological_order(parents):
     topological order is returned unchanged. A graph with a cycle gives a
     shorter list (the nodes on or below the cycle are left out).
 
-    Examples
-    --------
-    >>> topological_order([(1,), (), (0, 1)])
-    [1, 0, 2]
-
     Raises
     ------
     TypeError
         If ``parents`` is not a sequence of sequences of whole-number node indices.
+
+    Examples
+    --------
+    >>> topological_order([(1,), (), (0, 1)])
+    [1, 0, 2]
     """
     if isinstance(parents, (str, bytes)) or not isinstance(parents, (list, tuple, np.ndarray)):
         raise validation.ArgumentTypeError(f"parents must be a sequence with one sequence of parent indices per "

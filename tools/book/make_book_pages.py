@@ -594,6 +594,16 @@ def public_names(module_name: str) -> list[str]:
     return [name for _, name in sorted(found)]
 
 
+def _assigned(module) -> set:
+    """The names a module assigns at its top level (not those it imports from elsewhere)."""
+    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+    names = set()
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
 def _api_block(module_name: str) -> str:
     import dataclasses
     import importlib
@@ -614,8 +624,11 @@ def _api_block(module_name: str) -> str:
             elif not (issubclass(obj, tuple) or dataclasses.is_dataclass(obj)):
                 # (the fields of a named tuple or dataclass are in its docstring already)
                 lines.append("   :members:")
-        else:
+        elif callable(obj):
             lines.append(f".. autofunction:: {target}")
+        elif name not in API_DATA.get(module_name, []) and name in _assigned(module):
+            # a public constant the module defines (a registry, a table): its #: comment, not its value
+            lines += [f".. autodata:: {target}", "   :no-value:"]
     lines.append("```")
     return "\n".join(lines)
 

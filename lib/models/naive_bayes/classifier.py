@@ -80,13 +80,6 @@ class PrivateNaiveBayes(ClassifierProtocol):
         ``GridSearchCV`` or ``cross_val_score``); its ``spent(delta)`` is the
         total of a model selection.
 
-    A float ``X`` (scikit-learn's encoders output float64) is accepted when
-    every entry is a whole number; a non-integral one is refused with a
-    message naming the fix (an encoder, or :class:`PublicBins` for a numeric
-    column with public bounds). ``X`` with column names (a DataFrame) must
-    have the names seen by :meth:`fit`, in the same order, when predicting
-    (scikit-learn's check of ``feature_names_in_``).
-
     Attributes
     ----------
     calibration_ : lib.mechanisms.protocol.ModelCalibration
@@ -116,6 +109,13 @@ class PrivateNaiveBayes(ClassifierProtocol):
 
     Notes
     -----
+    A float ``X`` (scikit-learn's encoders output float64) is accepted when
+    every entry is a whole number; a non-integral one is refused with a
+    message naming the fix (an encoder, or :class:`PublicBins` for a numeric
+    column with public bounds). ``X`` with column names (a DataFrame) must
+    have the names seen by :meth:`fit`, in the same order, when predicting
+    (scikit-learn's check of ``feature_names_in_``).
+
     A fitted model stores only what was released (the two attributes above
     ending in ``log_prior_`` and ``log_prob_``), the public domain and the
     calibration: no exact count and no generator state survive :meth:`fit`.
