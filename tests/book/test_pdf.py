@@ -171,14 +171,18 @@ def _document_starts(pages: list[str], docs: list[str]) -> dict[str, int]:
     """The page (from 0) where each document's title leads a page, in order (the contents list,
     whose lines start with titles too, aside)."""
     skip = _contents_pages(pages)
+    # The root page comes first; every other document starts after the contents list (the root's
+    # own text, such as its chapter map, may name a chapter at the top of one of its sheets).
+    root_end = skip.start if skip else 0
     pages = ["" if i in skip else page for i, page in enumerate(pages)]
+    after = ["" if i < root_end else page for i, page in enumerate(pages)]
     found, last = {}, -1
     for doc in docs:
         fragments = title_fragments(title(doc))
         assert fragments, f"no text in the title of {doc}"
         # The title's first words lead a page (the print style sheet breaks the page before
         # every document; 120 characters allow for a chapter number and the root's title).
-        starts = [i for i, page in enumerate(pages) if fragments[0] in page[:120]]
+        starts = [i for i, page in enumerate(pages if not found else after) if fragments[0] in page[:120]]
         assert starts, f"the title of {doc} ({fragments[0]!r}) does not start any page"
         first = min((i for i in starts if i > last), default=None)
         assert first is not None, f"{doc} starts before the document that precedes it in _toc.yml"

@@ -109,6 +109,8 @@ PRINT_CSS = """
   /* A printed output (a pandas table as text, say) keeps its lines: the fit script scales it
      to the text width like a table, and wraps it only where that would be unreadable. */
   .cell_output pre { white-space: pre !important; word-break: normal; }
+  /* A cell whose only outputs are glued values kept out of view (display=False) prints nothing. */
+  div.cell_output:not(:has(*)), div.cell:not(:has(.cell_input, .cell_output *)) { display: none !important; }
   /* Tables: scaled down so that the widest of the book fits the text width. */
   .pst-scrollable-table-container, .output, .cell_output, .table-wrapper {
     overflow: visible !important; }
