@@ -312,3 +312,22 @@ def test_analytic_gaussian_sigma_refuses_beyond_its_range():
     with pytest.raises(ValueError, match=r"epsilon_hat must be in \(0, 1e\+10\]"):
         noise_calibration.analytic_gaussian_sigma(1e11, 1e-5, 1.0)  # NaN in brentq before the fix
     assert np.isfinite(noise_calibration.rdp_gaussian_sigma(1e300, 1e-5, 1.0, grid_size=16))
+
+
+# Errors blame the argument that caused them, not a downstream symptom.
+
+def test_gaussian_construction_blames_its_arguments_not_the_scale():
+    with pytest.raises(ValueError, match=r"lam \* l2_sq / \(2 epsilon\).*epsilon = 4.94066e-324"):
+        GaussianMechanism(5e-324, 1e300)  # sigma = inf, then "noisy_counts must be finite" at release
+
+
+def test_laplace_construction_at_tiny_epsilon_is_valid():
+    mech = LaplaceMechanism(5e-324, 2.0)
+    assert np.isfinite(mech.scale) and mech.scale > 0
+
+
+def test_noise_overflow_blames_the_noise_scale():
+    mech = GaussianMechanism.from_sigma(1e308)
+    with pytest.raises(ValueError, match=r"counts plus noise of sigma = 1e\+308 overflow"):
+        for seed in range(20):  # of 500 draws of N(0, 1e308^2) one exceeds 1.8e308 with probability ~1 - 1e-15
+            mech.release(np.zeros((100, 5)), rng=seed)

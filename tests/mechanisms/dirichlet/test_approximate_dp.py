@@ -17,7 +17,7 @@ from lib.mechanisms.noise.calibration import (analytic_gaussian_delta, analytic_
                                               classical_gaussian_sigma, laplace_dp_scale, rdp_gaussian_sigma)
 from lib.mechanisms.noise import GaussianMechanism, LaplaceMechanism
 from lib.mechanisms.protocol import ApproximateDP, ReleaseSpec, RenyiDP, get, names
-from lib import DirichletMechanism, calibrate
+from lib import DirichletMechanism, calibrate, optimal_order
 from lib.mechanisms.dirichlet.moments import expected_kl_loss
 from lib import validation
 from tests._reference import refused_quickly as _quick
@@ -353,3 +353,12 @@ def test_order_search_unchanged_by_grouping_the_rows_once(monkeypatch):
     monkeypatch.setattr(adp, "_summed_kl", before)
     slow = [adp.model_order(e, 1e-5, reference, n_releases=4) for e in (0.05, 1.0, 8.0)]
     assert fast == slow
+
+
+# Errors blame the target, not an inner Rényi level.
+
+def test_order_search_blames_the_dp_target_not_an_inner_rdp_level():
+    with pytest.raises(ValueError, match=r"^epsilon_hat = 1e\+300 with delta = 1e-05 cannot be calibrated"):
+        optimal_order(1e300, 1e-5, [10, 20, 30], grid_size=16)
+    with pytest.raises(ValueError, match=r"^epsilon_hat = 1e\+300"):
+        model_order(1e300, 1e-5, [np.array([10.0, 20.0])], n_releases=1, grid_size=16)

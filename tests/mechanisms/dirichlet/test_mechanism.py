@@ -382,3 +382,15 @@ def test_the_guarantee_at_order_one_is_the_exact_curve():
     # sensitivities with no exact curve: no statement at order 1 (none from Theorem 1 either)
     assert isinstance(DirichletMechanism(1.0, 1.0, l2_sq=3.0).guarantee, NotPrivate)
     assert DirichletMechanism(1.0, 2.0).guarantee.lam == 2.0
+
+
+# Errors blame the argument that caused them, not a downstream symptom.
+
+def test_dirichlet_overflow_blames_counts_and_r():
+    with pytest.raises(ValueError, match=r"counts must be at most .*\(r = "):
+        DirichletMechanism(50.0, 2.0).release([1e308, 1.0], rng=0)
+
+
+def test_calibrate_overflow_names_the_element():
+    with pytest.raises(ValueError, match=r"epsilon = 1e\+300 \(element 1"):
+        calibrate([1.0, 1e300], 2.0)
