@@ -195,6 +195,19 @@ def _solve_line1(epsilon, k, c, r_lo):
     )
 
 
+def _refuse_target(epsilon):
+    """Refuse a privacy guarantee passed as ``epsilon``, naming the calibration that takes one."""
+    from lib.privacy.guarantees import Guarantee
+
+    if isinstance(epsilon, Guarantee):
+        raise validation.ArgumentTypeError(
+            "epsilon of calibrate (Lines 1-2 of Algorithm 1) is an RDP level, a positive real number, "
+            f"with the order as lam; got the guarantee {epsilon!r}. To calibrate a mechanism to a "
+            "privacy target for a release's shape, use DirichletMechanism.calibrate(target, spec) "
+            '(or lib.mechanisms.registry.get("dirichlet").calibrate(target, spec))'
+        )
+
+
 def calibrate(epsilon, lam, l2_sq=2.0, linf=1.0, *, g_factor=3.0, count_floor=0.0) -> Calibration:
     """Lines 1-2 of Algorithm 1: the scale ``r`` and pseudo-count ``alpha``.
 
@@ -234,7 +247,17 @@ def calibrate(epsilon, lam, l2_sq=2.0, linf=1.0, *, g_factor=3.0, count_floor=0.
     >>> cal = calibrate(1.0, lam=2)
     >>> round(float(rdp_epsilon(cal.r, lam=2)), 12)
     1.0
+
+    A privacy target and a release's shape go to a mechanism's own calibration instead:
+
+    >>> from lib.mechanisms.protocol import RenyiDP
+    >>> try:
+    ...     calibrate(RenyiDP(5, 1.0), lam=5)
+    ... except TypeError as error:
+    ...     print(str(error).rsplit(", use ", 1)[1])
+    DirichletMechanism.calibrate(target, spec) (or lib.mechanisms.registry.get("dirichlet").calibrate(target, spec))
     """
+    _refuse_target(epsilon)
     epsilon, lam, linf, g_factor, k, c = _line1_constants(
         epsilon, "epsilon", lam, l2_sq, linf, g_factor, count_floor
     )
