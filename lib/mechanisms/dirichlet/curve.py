@@ -375,23 +375,27 @@ def _finish(eps_hat, delta, n, lam, scale, l2_sq, linf, orders):
     relation = exact_curve(1.0, 1.0, l2_sq, linf).relation
     eps = np.asarray(rdp_epsilon(scale / linf, lam, l2_sq, linf), float).reshape(-1)
     conversion = np.log1p(-1 / orders) - np.log(delta * orders) / (orders - 1)
+    r, alpha, met = np.empty(eps.size), np.empty(eps.size), np.empty(eps.size)
+    best = np.empty(eps.size, int)
+    todo = np.arange(eps.size)  # the targets still to check: after the first pass, those lowered by rounding
     for _ in range(64):
-        r, alpha = (np.asarray(v, float).reshape(-1) for v in calibrate(eps, lam, l2_sq, linf))
-        curve = worst_case_divergence((r * linf)[:, None], alpha[:, None], orders, relation=relation)
-        curve = np.where(orders <= lam[:, None], np.minimum(curve, eps[:, None]), curve)
+        r[todo], alpha[todo] = (np.asarray(v, float).reshape(-1) for v in calibrate(eps[todo], lam[todo], l2_sq, linf))
+        curve = worst_case_divergence((r[todo] * linf)[:, None], alpha[todo, None], orders, relation=relation)
+        curve = np.where(orders <= lam[todo, None], np.minimum(curve, eps[todo, None]), curve)
         with np.errstate(invalid="ignore"):
             converted = n * curve + conversion
         converted = np.where(np.isnan(converted), np.inf, converted)
-        best = np.argmin(converted, axis=1)
-        met = np.maximum(converted[np.arange(eps.size), best], 0.0)
-        over = met > eps_hat
+        best[todo] = np.argmin(converted, axis=1)
+        met[todo] = np.maximum(converted[np.arange(todo.size), best[todo]], 0.0)
+        over = met[todo] > eps_hat[todo]
         if not over.any():
             paper = np.asarray(dp_to_rdp(eps_hat, lam, delta, n_releases=n), float).reshape(-1)
             return [ExactCalibration(float(lam[i]), float(eps[i]), float(r[i]), float(alpha[i]), float(met[i]),
                                      float(orders[best[i]]), float(paper[i])) for i in range(eps.size)]
-        eps = np.where(over, eps * (1 - 1e-12), eps)
+        todo = todo[over]
+        eps[todo] = eps[todo] * (1 - 1e-12)
     raise ValueError(  # pragma: no cover - exact_scale stops at a scale that meets the target
-        f"the exact calibration does not meet epsilon_hat = {eps_hat[over][0]:g}, delta = {delta:g}")
+        f"the exact calibration does not meet epsilon_hat = {eps_hat[todo][0]:g}, delta = {delta:g}")
 
 
 def calibrate_exact(epsilon_hat, delta, lam=None, *, counts=None, n_releases=1, l2_sq=2.0, linf=1.0, orders=None,
