@@ -11,7 +11,14 @@ expected, a float where an integer is expected) raises
 
 from __future__ import annotations
 
+from typing import Any, Callable, Sequence, TypeAlias
+
 import numpy as np
+from numpy.typing import ArrayLike
+
+#: What :func:`generator` (and every ``rng`` or ``random_state`` argument) takes: a generator, a bit
+#: generator, a seed sequence, a non-negative integer seed or None.
+SeedLike: TypeAlias = np.random.Generator | np.random.BitGenerator | np.random.SeedSequence | int | None
 
 
 class ArgumentTypeError(TypeError, ValueError):
@@ -24,7 +31,7 @@ class ArgumentTypeError(TypeError, ValueError):
 MAX_CELLS = 10**8
 
 
-def cells(n, name: str, limit: int = MAX_CELLS, hint: str = "") -> int:
+def cells(n: int, name: str, limit: int = MAX_CELLS, hint: str = "") -> int:
     """``n`` (an exact Python int) if at most ``limit``; else a ValueError naming ``name``."""
     n = int(n)
     if n > limit:
@@ -40,7 +47,7 @@ def _where(arr: np.ndarray, bad: np.ndarray) -> str:
     return f" at index {index[0] if len(index) == 1 else tuple(int(i) for i in index)}"
 
 
-def in_range(value, name: str, low: float, high: float = np.inf, *, open_low: bool, open_high: bool = True):
+def in_range(value: ArrayLike, name: str, low: float, high: float = np.inf, *, open_low: bool, open_high: bool = True) -> np.ndarray:
     """A finite float array with every entry between ``low`` and ``high``.
 
     The bounds are excluded where ``open_low`` / ``open_high``. Two reductions
@@ -69,22 +76,22 @@ def in_range(value, name: str, low: float, high: float = np.inf, *, open_low: bo
     return arr
 
 
-def positive(value, name: str) -> np.ndarray:
+def positive(value: ArrayLike, name: str) -> np.ndarray:
     """A finite array with every entry in (0, inf)."""
     return in_range(value, name, 0.0, open_low=True)
 
 
-def nonnegative(value, name: str) -> np.ndarray:
+def nonnegative(value: ArrayLike, name: str) -> np.ndarray:
     """A finite array with every entry in [0, inf)."""
     return in_range(value, name, 0.0, open_low=False)
 
 
-def order(value, name: str = "lam", *, strict: bool = False) -> np.ndarray:
+def order(value: ArrayLike, name: str = "lam", *, strict: bool = False) -> np.ndarray:
     """A Renyi order: finite, in [1, inf), or in (1, inf) when ``strict``."""
     return in_range(value, name, 1.0, open_low=strict)
 
 
-def open_unit(value, name: str) -> np.ndarray:
+def open_unit(value: ArrayLike, name: str) -> np.ndarray:
     """A finite array with every entry in (0, 1)."""
     return in_range(value, name, 0.0, 1.0, open_low=True, open_high=True)
 
@@ -98,7 +105,7 @@ def _type_error(name: str, value) -> ArgumentTypeError:
                              f"{value!r:.60}")
 
 
-def as_float(value, name: str) -> np.ndarray:
+def as_float(value: ArrayLike, name: str) -> np.ndarray:
     """``value`` as a float array; strings, booleans and complex numbers are refused.
 
     A float array passes through without a copy; an integer array is converted.
@@ -130,7 +137,7 @@ def as_float(value, name: str) -> np.ndarray:
     raise ArgumentTypeError(f"{name} must be a real number or an array of real numbers; got {what}")
 
 
-def vectors(value, name: str, *, positive_entries: bool) -> np.ndarray:
+def vectors(value: ArrayLike, name: str, *, positive_entries: bool) -> np.ndarray:
     """An array whose last axis holds vectors of length at least two.
 
     Entries must be finite and positive (``positive_entries``) or non-negative.
@@ -159,7 +166,7 @@ def broadcast(**arrays: np.ndarray) -> list[np.ndarray]:
         raise ValueError(f"the shapes of {shapes} do not broadcast together") from exc
 
 
-def integer(value, name: str, low: int = 1, high: int | None = None) -> int:
+def integer(value: object, name: str, low: int = 1, high: int | None = None) -> int:
     """``value`` as an int in ``[low, high]``.
 
     A value that is not an integer (a bool, a float, a string) raises
@@ -173,13 +180,13 @@ def integer(value, name: str, low: int = 1, high: int | None = None) -> int:
     return int(value)
 
 
-def dp_target(epsilon_hat, delta) -> tuple[float, float]:
+def dp_target(epsilon_hat: float, delta: float) -> tuple[float, float]:
     """An :math:`(\\hat\\varepsilon, \\delta)` target as floats in :math:`(0, \\infty) \\times (0, 1)`."""
     eps = scalar(positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
     return eps, scalar(open_unit(delta, "delta"), "delta")
 
 
-def domain_sizes(value, name: str = "domain_sizes") -> tuple[int, ...]:
+def domain_sizes(value: Sequence[int], name: str = "domain_sizes") -> tuple[int, ...]:
     """A non-empty 1-D sequence of integers in :math:`[2, \\infty)`, one per release, as a tuple of ints."""
     sizes = np.asarray(value)
     if (sizes.ndim != 1 or sizes.size < 1 or not np.issubdtype(sizes.dtype, np.integer)
@@ -193,7 +200,7 @@ def domain_sizes(value, name: str = "domain_sizes") -> tuple[int, ...]:
     return sizes
 
 
-def integer_array(value, name: str) -> np.ndarray:
+def integer_array(value: ArrayLike, name: str) -> np.ndarray:
     """An array of integers (any integer dtype, not bool) as int64, without a copy if possible.
 
     Floats, booleans and strings raise :class:`ArgumentTypeError` (a code is
@@ -209,7 +216,7 @@ def integer_array(value, name: str) -> np.ndarray:
     return arr.astype(np.int64, copy=False)
 
 
-def codes(value, name: str, n_values, *, axis_name: str = "column") -> np.ndarray:
+def codes(value: ArrayLike, name: str, n_values: ArrayLike, *, axis_name: str = "column") -> np.ndarray:
     """Category codes: a 2-D int64 array whose column ``j`` lies in ``[0, n_values[j] - 1]``.
 
     A code equal to ``n_values[j]`` or negative would silently index another
@@ -237,7 +244,7 @@ def codes(value, name: str, n_values, *, axis_name: str = "column") -> np.ndarra
     return arr
 
 
-def labels(value, name: str, n_classes: int) -> np.ndarray:
+def labels(value: ArrayLike, name: str, n_classes: int) -> np.ndarray:
     """Class labels: a 1-D int64 array with entries in ``[0, n_classes - 1]``."""
     arr = np.asarray(value)
     if arr.dtype.kind not in "iu":
@@ -254,7 +261,7 @@ def labels(value, name: str, n_classes: int) -> np.ndarray:
     return arr
 
 
-def generator(rng) -> np.random.Generator:
+def generator(rng: SeedLike) -> np.random.Generator:
     """A ``numpy.random.Generator`` from what ``numpy.random.default_rng`` takes.
 
     A generator, a bit generator, a seed sequence, a non-negative integer seed or
@@ -272,7 +279,7 @@ def generator(rng) -> np.random.Generator:
                      f"integer seed or None; got {rng!r}")
 
 
-def brentq(func, lo, hi, what: str, **kwargs) -> float:
+def brentq(func: Callable[[float], float], lo: float, hi: float, what: str, **kwargs: Any) -> float:
     """``scipy.optimize.brentq`` whose failures are ValueErrors that say what was being solved.
 
     scipy raises a RuntimeError when the iteration cap (100 steps) is reached

@@ -58,9 +58,10 @@ Examples
 from __future__ import annotations
 
 import math
-from typing import Callable, NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
 from lib.privacy.guarantees import (MAX_RELEASES, ApproximateDP, Guarantee, NotPrivate, PureDP, RenyiDP,
@@ -73,7 +74,7 @@ from lib.privacy.guarantees import (MAX_RELEASES, ApproximateDP, Guarantee, NotP
 DEFAULT_ORDERS = 1.0 + np.geomspace(1e-3, 1e4, 1401)
 
 
-def pure_dp_to_rdp(epsilon, lam):
+def pure_dp_to_rdp(epsilon: ArrayLike, lam: ArrayLike) -> np.ndarray | float:
     """The tight Renyi level of an :math:`\\varepsilon`-DP mechanism at order :math:`\\lambda > 1`.
 
     Parameters
@@ -274,7 +275,7 @@ class Accountant:
     True
     """
 
-    def __init__(self, orders=None):
+    def __init__(self, orders: ArrayLike | None = None) -> None:
         grid = DEFAULT_ORDERS if orders is None else validation.order(orders, "orders", strict=True)
         grid = np.unique(np.atleast_1d(np.asarray(grid, float)))
         if grid.size == 0:
@@ -282,7 +283,7 @@ class Accountant:
         self._grid = grid
         self._entries = []  # (guarantee, count)
 
-    def add(self, guarantee: Guarantee, count=1) -> "Accountant":
+    def add(self, guarantee: Guarantee, count: int = 1) -> "Accountant":
         """Compose ``count`` releases that each meet ``guarantee``; returns the accountant.
 
         Parameters
@@ -330,7 +331,7 @@ class Accountant:
                 total = total + k * renyi_curve(g)(orders)
         return total, eps_basic, delta_basic
 
-    def curve(self, orders=None) -> np.ndarray:
+    def curve(self, orders: ArrayLike | None = None) -> np.ndarray:
         """The composed Renyi curve :math:`\\sum_i k_i\\varepsilon_i(\\lambda)` at ``orders`` (default :attr:`orders`).
 
         Raises
@@ -343,7 +344,7 @@ class Accountant:
         orders = self.orders if orders is None else validation.order(orders, "orders", strict=True)
         return self._parts(np.asarray(orders, float), True)[0]
 
-    def epsilon(self, delta) -> Spent:
+    def epsilon(self, delta: float) -> Spent:
         """The smallest :math:`\\hat\\varepsilon` of the composition at ``delta`` over the orders.
 
         Parameters
@@ -388,7 +389,7 @@ class Accountant:
                 best = candidate
         return best
 
-    def guarantee(self, delta) -> ApproximateDP:
+    def guarantee(self, delta: float) -> ApproximateDP:
         """The composition as :class:`~lib.privacy.guarantees.ApproximateDP` at ``delta``.
 
         Raises
@@ -451,7 +452,7 @@ class Accountant:
         return lo
 
 
-def account(guarantees, *, orders=None) -> Accountant:
+def account(guarantees: Iterable[Guarantee], *, orders: ArrayLike | None = None) -> Accountant:
     """An :class:`Accountant` holding every guarantee of ``guarantees`` once.
 
     Parameters
@@ -470,7 +471,7 @@ def account(guarantees, *, orders=None) -> Accountant:
     return acc
 
 
-def release_guarantee(releases, delta, *, orders=None) -> ApproximateDP:
+def release_guarantee(releases: Iterable[Any], delta: float, *, orders: ArrayLike | None = None) -> ApproximateDP:
     """The :math:`(\\hat\\varepsilon, \\delta)`-DP guarantee of a whole release (a model's, say).
 
     Parameters

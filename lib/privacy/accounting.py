@@ -13,14 +13,16 @@ The Dirichlet mechanism's choices of order are in
 from __future__ import annotations
 
 import contextlib
+from typing import Callable, Iterator
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
 from lib.privacy.guarantees import MAX_RELEASES, split_level
 
 
-def rdp_to_dp(epsilon, lam, delta):
+def rdp_to_dp(epsilon: ArrayLike, lam: ArrayLike, delta: ArrayLike) -> np.ndarray | float:
     """Convert :math:`(\\lambda, \\varepsilon)`-RDP to :math:`(\\hat\\varepsilon, \\delta)`-DP.
 
     Lemma 3 (Canonne, Kamath and Steinke 2020, Proposition 12) solved for
@@ -88,14 +90,14 @@ def _level(epsilon, name):
     return value.astype(float)
 
 
-def validated_target(epsilon_hat, delta, n_releases):
+def validated_target(epsilon_hat: float, delta: float, n_releases: int) -> tuple[float, float, int]:
     """Validate a scalar (epsilon_hat, delta) target and a number of releases."""
     eps_hat = validation.scalar(validation.positive(epsilon_hat, "epsilon_hat"), "epsilon_hat")
     delta = validation.scalar(validation.open_unit(delta, "delta"), "delta")
     return eps_hat, delta, validation.integer(n_releases, "n_releases", 1, MAX_RELEASES)
 
 
-def dp_to_rdp(epsilon_hat, lam, delta, *, n_releases=1):
+def dp_to_rdp(epsilon_hat: ArrayLike, lam: ArrayLike, delta: ArrayLike, *, n_releases: int = 1) -> np.ndarray | float:
     """The RDP level per release that eq. (14) turns into :math:`(\\hat\\varepsilon, \\delta)`-DP.
 
     Inverts :func:`rdp_to_dp` at a fixed order: ``n_releases`` releases, each
@@ -145,7 +147,7 @@ def dp_to_rdp(epsilon_hat, lam, delta, *, n_releases=1):
     return np.asarray(split_level(total, n))[()]   # the one budget split (Guarantee.split's)
 
 
-def min_order(epsilon_hat, delta):
+def min_order(epsilon_hat: float, delta: float) -> float:
     """The smallest feasible order :math:`\\lambda_0` of a :math:`(\\hat\\varepsilon, \\delta)` target.
 
     :func:`dp_to_rdp` is positive exactly on :math:`(\\lambda_0, \\infty)`:
@@ -211,7 +213,7 @@ MAX_BRACKET_STEPS = 2000
 
 
 @contextlib.contextmanager
-def blame_target(epsilon_hat, delta):
+def blame_target(epsilon_hat: float, delta: float) -> Iterator[None]:
     """Re-raise a ValueError of an inner calibration as one about the caller's target.
 
     An order search calls Algorithm 1 at RDP levels the caller never chose; a
@@ -227,7 +229,7 @@ def blame_target(epsilon_hat, delta):
                          f"{exc}") from exc
 
 
-def search_order(epsilon_hat, delta, objective, *, lam_max=None, grid_size=128):
+def search_order(epsilon_hat: float, delta: float, objective: Callable[[np.ndarray], ArrayLike], *, lam_max: float | None = None, grid_size: int = 128) -> tuple[float, float]:
     """The order :math:`\\lambda` in :math:`(\\lambda_0, \\lambda_{\\max}]` that minimises ``objective(lam)``.
 
     The search behind :func:`optimal_order`,
@@ -280,7 +282,7 @@ def _first_near_minimum(values, rtol):
     return np.argmax(values <= threshold[:, None], axis=1)
 
 
-def search_order_many(epsilon_hats, delta, objective, *, lam_max=None, grid_size=128, lam_min=None):
+def search_order_many(epsilon_hats: ArrayLike, delta: float, objective: Callable[[np.ndarray, np.ndarray], np.ndarray], *, lam_max: float | None = None, grid_size: int = 128, lam_min: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The best order of each of many targets :math:`(\\hat\\varepsilon_i, \\delta)`, on fixed grids.
 
     Every order above :math:`\\lambda_0` (:func:`min_order`) meets the target,

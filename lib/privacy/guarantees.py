@@ -39,9 +39,13 @@ import dataclasses
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable
 
 from lib import validation
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import ArrayLike
 
 
 def _level(value, name, *, zero_ok=True):
@@ -75,13 +79,13 @@ class Guarantee:
         """The additive level that budgets sweep: :math:`\\varepsilon` (:math:`\\rho` for zCDP)."""
         return None if self.level_name is None else getattr(self, self.level_name)
 
-    def with_level(self, value) -> "Guarantee":
+    def with_level(self, value: float) -> "Guarantee":
         """The same notion (same order, same :math:`\\delta`) at another level."""
         if self.level_name is None:
             raise ValueError(f"{type(self).__name__} has no level to change")
         return dataclasses.replace(self, **{self.level_name: value})
 
-    def split(self, m) -> "Guarantee":
+    def split(self, m: int) -> "Guarantee":
         """The per-release guarantee of an equal split over ``m`` releases (basic composition)."""
         m = _split_count(m)
         return dataclasses.replace(self, **{self.level_name: split_level(self.level, m)})
@@ -133,7 +137,7 @@ class RenyiDP(Guarantee):
                                                f"[0, inf]) or None; got {type(self.curve).__name__} "
                                                f"{self.curve!r:.60}")
 
-    def split(self, m) -> "RenyiDP":
+    def split(self, m: int) -> "RenyiDP":
         # the curve of one release is not the curve of the whole divided by m; drop it
         m = _split_count(m)
         return RenyiDP(self.lam, split_level(self.epsilon, m))
@@ -168,7 +172,7 @@ class ZeroConcentratedDP(Guarantee):
     def __post_init__(self):
         object.__setattr__(self, "rho", _level(self.rho, "rho"))
 
-    def curve(self, lam):
+    def curve(self, lam: ArrayLike) -> np.ndarray | float:
         """:math:`\\varepsilon(\\lambda) = \\rho\\lambda`."""
         return self.rho * lam
 
@@ -211,7 +215,7 @@ class ApproximateDP(Guarantee):
             raise ValueError(f"delta must be in (0, 1); got {self.delta!r}")
         object.__setattr__(self, "delta", delta)
 
-    def split(self, m) -> "ApproximateDP":
+    def split(self, m: int) -> "ApproximateDP":
         m = _split_count(m)
         return ApproximateDP(split_level(self.epsilon, m), split_level(self.delta, m))
 
@@ -226,7 +230,7 @@ class NotPrivate(Guarantee):
 
     level_name: ClassVar[None] = None
 
-    def split(self, m) -> "NotPrivate":
+    def split(self, m: int) -> "NotPrivate":
         _split_count(m)
         return self
 
@@ -239,7 +243,7 @@ def _sum_of_curves(curves, lam):
     return sum(c(lam) for c in curves)
 
 
-def sequence(values, name):
+def sequence(values: Iterable[Any], name: str) -> list[Any]:
     """``values`` (guarantees, or releases that state one) as a list; a TypeError naming ``name`` if it is
     not a sequence (None, a number, a string, a single guarantee)."""
     if isinstance(values, (str, bytes, Guarantee)):
@@ -251,7 +255,7 @@ def sequence(values, name):
                                            f"{values!r:.60}") from None
 
 
-def split_level(level, m):
+def split_level(level: float | np.ndarray, m: int) -> float | np.ndarray:
     """The level of each of ``m`` equal shares of ``level``: :math:`\\ell/m`.
 
     The one division of a budget among releases: :meth:`Guarantee.split` uses
@@ -262,7 +266,7 @@ def split_level(level, m):
     return level / m
 
 
-def compose(guarantees) -> Guarantee:
+def compose(guarantees: Iterable[Guarantee]) -> Guarantee:
     """What a sequence of releases meets together, by basic composition.
 
     Parameters

@@ -9,8 +9,10 @@ one bin to another; every such pair has :math:`\\|f - f'\\|_2^2 \\le 2` and
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
+from lib.validation import SeedLike
 
 
 #: Largest array :func:`all_neighbours` builds (about d^3 cells for d bins):
@@ -18,7 +20,7 @@ from lib import validation
 MAX_NEIGHBOUR_CELLS = 3 * 10**7
 
 
-def all_neighbours(counts) -> np.ndarray:
+def all_neighbours(counts: ArrayLike) -> np.ndarray:
     """Every histogram that differs from ``counts`` by one record.
 
     Parameters
@@ -48,7 +50,7 @@ def all_neighbours(counts) -> np.ndarray:
     return np.vstack([counts + eye, counts - eye[nonempty], *(np.array(moves).reshape(-1, d),)])
 
 
-def random_neighbours(n_pairs: int, d: int, *, max_count: int, min_count: int = 0, rng=None):
+def random_neighbours(n_pairs: int, d: int, *, max_count: int, min_count: int = 0, rng: SeedLike = None) -> tuple[np.ndarray, np.ndarray]:
     """Random pairs of neighbouring histograms.
 
     Parameters
