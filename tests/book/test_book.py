@@ -328,7 +328,7 @@ def test_paper_index_rows_are_short():
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split(" | ")]
         assert len(cells) == 3, row
-        assert re.fullmatch(r"\*\*[a-z ]+\*\*", cells[1]), row
+        assert re.fullmatch(r"\*\*[a-z ,]+\*\*", cells[1]), row
         assert re.fullmatch(r"\{doc\}`ch\.\u00a0\d\d <\.\./notebooks/\d\d_[a-z0-9_]+>`", cells[2]), row
 
 
@@ -348,36 +348,74 @@ def test_the_headline_failures_still_fail(registry):
 
 def test_errata_are_grouped_by_paper_then_sorted_by_consequence(registry):
     """One section per paper (the main paper first), in each the kinds by consequence, every
-    finding once, under the paper its index items belong to; no repository path or maintainer
-    instruction on the reader's page."""
+    finding once, under the paper its index items belong to; the book's own results last, in a
+    section of their own grouped by paper; no repository path or maintainer instruction on the
+    reader's page."""
     page = pages.ERRATA_PAGE.read_text()
     sections = re.split(r"^## ", page, flags=re.M)[1:]
     titles = [re.match(r"(.+) \((\d+)\)\n", sec) for sec in sections]
+    results_heading = pages.KIND_HEADINGS[pages.RESULT]
+    results = [sec for sec, t in zip(sections, titles) if t[1] == results_heading]
     papers = list(pages.papers().values())
-    assert titles[0][1].startswith(papers[0]["title"])
-    order = [next(i for i, p in enumerate(papers) if t[1].startswith(p["title"])) for t in titles]
+    paper_sections = [(sec, t) for sec, t in zip(sections, titles) if t[1] != results_heading]
+    assert paper_sections[0][1][1].startswith(papers[0]["title"])
+    order = [next(i for i, p in enumerate(papers) if t[1].startswith(p["title"]))
+             for _, t in paper_sections]
     assert order == sorted(order)
     total = 0
-    for section, title in zip(sections, titles):
+    for section, title in paper_sections:
         kinds = re.findall(r"^### (.+) \((\d+)\)$", section, re.M)
         wanted = [pages.KIND_HEADINGS[k] for k in pages.KINDS_BY_CONSEQUENCE]
         assert [h for h, _ in kinds] == [h for h in wanted if h in {k for k, _ in kinds}]
         assert sum(int(n) for _, n in kinds) == int(title[2]) == section.count("{ref}`See the finding")
         total += int(title[2])
-    assert total == len(registry["findings"])
+    n_results = sum(f["kind"] == pages.RESULT for f in registry["findings"])
+    if n_results:
+        assert len(results) == 1 and titles[-1][1] == results_heading, "results of the book come last"
+        by_paper = re.findall(r"^### (.+) \((\d+)\)$", results[0], re.M)
+        assert [t for t, _ in by_paper] == [p["title"] for p in papers
+                                           if p["title"] in {t for t, _ in by_paper}]
+        assert sum(int(n) for _, n in by_paper) == n_results == results[0].count("{ref}`See the finding")
+        for f in registry["findings"]:
+            if f["kind"] == pages.RESULT:
+                assert f"<finding-{f['id']}>" in results[0], f["id"]
+    else:
+        assert not results
+    assert total + n_results == len(registry["findings"])
     index = pages.index_items()
     for f in registry["findings"]:
         prefixes = {pages.paper_of(i["label"]) for i in index if f["id"] in i.get("findings", [])}
-        if len(prefixes) == 1:
+        if len(prefixes) == 1 and f["kind"] != pages.RESULT:
             (prefix,) = prefixes
-            section = next(sec for sec, t in zip(sections, titles)
+            section = next(sec for sec, t in paper_sections
                            if t[1].startswith(pages.papers()[prefix]["title"]))
             assert f"<finding-{f['id']}>" in section, f"{f['id']} is not under its paper"
     summary = page.split("\n\n")[2]
-    assert summary.startswith("**In short.**") and str(len(registry["findings"])) in summary
+    assert summary.startswith("**In short.**")
+    assert str(len(registry["findings"]) - n_results) in summary
     for reader_page in (pages.ERRATA_PAGE, pages.INDEX_PAGE, pages.VERDICTS_PAGE):
         text = reader_page.read_text().split("-->", 1)[-1]
         assert not re.search(r"shared/papers|findings\.yml|paper_index\.yml|make_book_pages|`paper-eq-", text), reader_page
+
+
+def test_kinds_and_verdicts_are_defined_for_the_reader(registry):
+    """Each kind of finding has a one-line definition; each verdict is explained in the paper
+    index's legend and has its own phrase (and count) on the landing page."""
+    for kind in pages.KINDS:
+        definition = registry["kinds"][kind]
+        assert isinstance(definition, str) and "\n" not in definition.strip(), kind
+    assert pages.RESULT in pages.KINDS and pages.RESULT not in pages.KINDS_BY_CONSEQUENCE
+    assert pages.MEASURED == "holds where measured, not proved"
+    assert pages.MEASURED in pages.GLUED_VERDICTS and pages.MEASURED not in pages.TYPED_VERDICTS
+    legend = pages.INDEX_PAGE.read_text().split("\n## ", 1)[0]
+    for verdict in set(pages.GLUED_VERDICTS) | set(pages.TYPED_VERDICTS):
+        assert verdict in pages.VERDICT_ORDER and verdict in pages.VERDICT_PHRASES, verdict
+        assert f"*{verdict}*" in legend, f"the paper index's legend does not explain {verdict!r}"
+    # the landing page counts each verdict of the main paper on its own line
+    summary = pages.VERDICTS_PAGE.read_text()
+    shown = re.findall(r"^- \*\*(\d+)\*\* .* \(\*([a-z ,]+)\*\)[;.]$", summary, re.M)
+    assert shown and len({v for _, v in shown}) == len(shown)
+    assert sum(int(n) for n, _ in shown) == int(re.search(r"The paper's (\d+) items", summary)[1])
 
 
 def test_landing_page_gives_the_two_minute_answer():
@@ -480,7 +518,7 @@ def test_opening_box_states_verdicts_objectives_prerequisites_and_time(path, ind
     glued = pages.glued_values(chapter)
     for line in lines:
         keys = re.findall(r"\{glue:text\}`([^`]+)`", line)
-        refs = re.findall(r"\{ref\}`([a-z ]+) <([a-z0-9-]+)>`", line)
+        refs = re.findall(r"\{ref\}`([a-z ,]+) <([a-z0-9-]+)>`", line)
         assert keys or refs, f"{path.name}: verdict line without a verdict: {line!r}"
         for key in keys:
             assert key in glued, f"{path.name}: {key} is not glued by this chapter"

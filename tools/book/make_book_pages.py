@@ -1,14 +1,15 @@
 """Generate the errata appendix and the paper index from their registries.
 
-``book/findings.yml``    -> ``book/errata.md``       (every finding, by consequence)
+``book/findings.yml``    -> ``book/errata.md``       (every finding, by paper and consequence;
+                                                       the book's own results apart)
 ``book/paper_index.yml`` -> ``book/paper_index.md``  (every paper item, with its verdict)
 both                     -> ``book/_generated/verdicts.md`` (the landing page's two-minute answer)
 the modules of ``lib``   -> ``book/api/*.md``        (the API reference, one page per module group)
 
 The verdicts marked ``glue`` in the paper index are read from the executed chapters: each
-chapter glues (myst-nb ``glue(label, verdict)``, shown so that nbval compares it) a verdict
+chapter glues (myst-nb ``glue(label, verdict)``) a verdict
 string computed from the quantities its cells assert. So the two pages cannot drift from the chapters;
-``tests/test_book.py`` checks that the committed pages are what this script writes.
+``tests/book/test_book.py`` checks that the committed pages are what this script writes.
 
 Usage: ``python tools/book/make_book_pages.py`` (from the project root; ``--check`` exits with 1
 instead of writing when a page is out of date).
@@ -34,7 +35,11 @@ VERDICTS_PAGE = ROOT / "book" / "_generated" / "verdicts.md"
 CITATION = ROOT / "CITATION.cff"
 CITE_PAGE = ROOT / "book" / "cite.md"
 
-KINDS = ("typo", "error in a proof", "claim does not hold", "underspecified", "code differs")
+# A finding of the kind RESULT is the book's own measurement, not an error of a paper: the
+# errata list such findings apart, after the papers' errors.
+RESULT = "result of the book"
+KINDS = ("typo", "error in a proof", "claim does not hold", "underspecified", "code differs",
+         RESULT)
 # The errata's order: what changes a conclusion first, what changes nothing last.
 KINDS_BY_CONSEQUENCE = ("claim does not hold", "error in a proof", "underspecified",
                         "code differs", "typo")
@@ -42,15 +47,19 @@ KIND_HEADINGS = {"claim does not hold": "Claims that do not hold",
                  "error in a proof": "Errors in proofs",
                  "underspecified": "Underspecified choices",
                  "code differs": "Where the author's code differs",
-                 "typo": "Typos"}
-GLUED_VERDICTS = ("holds", "partly", "does not hold", "not reproducible")
+                 "typo": "Typos",
+                 RESULT: "Results of the book"}
+# A claim measured to hold on every setting the chapter runs, whose proof is invalid.
+MEASURED = "holds where measured, not proved"
+GLUED_VERDICTS = ("holds", "partly", "does not hold", MEASURED, "not reproducible")
 TYPED_VERDICTS = ("holds", "typo", "proof gap", "definition", "regenerated")
 # Verdicts in the landing page's summary, in this order, with what each means there.
-VERDICT_ORDER = ("holds", "typo", "proof gap", "partly", "does not hold", "not reproducible",
-                 "definition", "regenerated")
+VERDICT_ORDER = ("holds", "typo", "proof gap", MEASURED, "partly", "does not hold",
+                 "not reproducible", "definition", "regenerated")
 VERDICT_PHRASES = {"holds": "hold as stated",
                    "typo": "hold once a typo is corrected",
                    "proof gap": "hold, but their proof needs an extra condition",
+                   MEASURED: "hold on every setting the book measures, but have no valid proof",
                    "partly": "hold only in part",
                    "does not hold": "do not hold",
                    "not reproducible": "cannot be reproduced",
@@ -61,7 +70,7 @@ VERDICT_PHRASES = {"holds": "hold as stated",
 DEFAULT_PAPERS = {"paper": {"title": "Ponnoprat (2023): the Dirichlet mechanism",
                             "cite": "ponnoprat2023dirichlet"}}
 # The items of the main paper whose failure matters most to a reader of the landing page
-# (claims that fail and proofs that do not follow); tests/test_book.py checks that each still
+# (claims that fail and proofs that do not follow); tests/book/test_book.py checks that each still
 # has a verdict other than "holds" and a finding of kind "claim does not hold" or "error in a
 # proof", so that a change of verdict forces a new choice.
 HEADLINE_ITEMS = ("paper-claim-nb-ce", "paper-claim-adp-laplace", "paper-thm-2")
@@ -165,14 +174,33 @@ def _plural(n: int, kind: str) -> str:
              "underspecified": ("underspecified choice", "underspecified choices"),
              "code differs": ("difference in the author's code",
                               "differences in the author's code"),
-             "typo": ("typo", "typos")}[kind]
+             "typo": ("typo", "typos"),
+             RESULT: ("result of the book", "results of the book")}[kind]
     return f"{n} {words[n != 1]}"
 
 
+def errors_of(findings: list[dict]) -> list[dict]:
+    """The findings about a paper or its code: every kind but the book's own results."""
+    return [f for f in findings if f["kind"] != RESULT]
+
+
+def results_of(findings: list[dict]) -> list[dict]:
+    """The book's own results (kind RESULT)."""
+    return [f for f in findings if f["kind"] == RESULT]
+
+
 def findings_summary(findings: list[dict]) -> str:
-    kinds = Counter(f["kind"] for f in findings)
-    return (f"{len(findings)} findings: "
+    """"N findings: ... ." over the papers' errors, then the book's own results if any."""
+    errors = errors_of(findings)
+    kinds = Counter(f["kind"] for f in errors)
+    text = (f"{len(errors)} findings: "
             + ", ".join(_plural(kinds.get(k, 0), k) for k in KINDS_BY_CONSEQUENCE) + ".")
+    results = results_of(findings)
+    if results:
+        text += (f" Besides them, {_plural(len(results), RESULT)}: "
+                 + ("a result" if len(results) == 1 else "results")
+                 + " the book measures that no paper claims.")
+    return text
 
 
 def finding_paper(finding: dict, index: list[dict] | None = None) -> str:
@@ -184,21 +212,34 @@ def finding_paper(finding: dict, index: list[dict] | None = None) -> str:
     return CHAPTER_PAPER.get(chapter_number(finding["chapter"]), "paper")
 
 
+def _errata_entry(f: dict) -> str:
+    effect = " ".join(f["effect"].split())
+    return (f"- **{_capital(f['title'])}** ({_chapter_link(f['chapter'])}; {f['where']}). "
+            f"{effect} {{ref}}`See the finding <finding-{f['id']}>`.")
+
+
+def _by_chapter(findings: list[dict]) -> list[dict]:
+    return sorted(findings, key=lambda f: chapter_number(f["chapter"]))
+
+
 def errata_page() -> str:
     registry = load_findings()
     findings = registry["findings"]
     index = index_items()
-    by_paper = {prefix: [f for f in findings if finding_paper(f, index) == prefix] for prefix in papers()}
+    errors, results = errors_of(findings), results_of(findings)
+    by_paper = {prefix: [f for f in errors if finding_paper(f, index) == prefix] for prefix in papers()}
     lines = [
         "# Errata: the paper and its code against what the book finds",
         "",
         GENERATED.format(source="findings.yml"),
         "",
-        f"**In short.** {findings_summary(findings)} They are listed by paper (the main paper "
-        "and its author's code first), and within each paper by consequence: the claims the "
-        "book measures to be false and the proofs that do not follow as written first, then "
-        "the choices a paper leaves open, the places where the author's code does something "
-        "else, and last the typos.",
+        f"**In short.** {findings_summary(findings)} The papers' findings are listed by paper "
+        "(the main paper and its author's code first), and within each paper by consequence: "
+        "the claims the book measures to be false and the proofs that do not follow as written "
+        "first, then the choices a paper leaves open, the places where the author's code does "
+        "something else, and last the typos."
+        + (" The book's own results come last, apart from the papers' errors, by the paper "
+           "they speak about." if results else ""),
         "",
         "Each entry links to its place in its chapter, where an admonition headed *Finding* "
         "stands beside the cell that measures the effect. The author's code is described in "
@@ -213,17 +254,23 @@ def errata_page() -> str:
         cite = f" {{cite}}`{paper['cite']}`" if paper.get("cite") else ""
         lines += ["", f"## {title} ({len(entries)})", "", f"{findings_summary(entries)}{cite}"]
         for kind in KINDS_BY_CONSEQUENCE:
-            kept = sorted((f for f in entries if f["kind"] == kind),
-                          key=lambda f: chapter_number(f["chapter"]))
+            kept = _by_chapter(f for f in entries if f["kind"] == kind)
             if not kept:
                 continue
             lines += ["", f"### {KIND_HEADINGS[kind]} ({len(kept)})", "",
                       f"*{kind}*: {registry['kinds'][kind]}.", ""]
-            for f in kept:
-                effect = " ".join(f["effect"].split())
-                lines.append(f"- **{_capital(f['title'])}** ({_chapter_link(f['chapter'])}; "
-                             f"{f['where']}). {effect} "
-                             f"{{ref}}`See the finding <finding-{f['id']}>`.")
+            lines += [_errata_entry(f) for f in kept]
+    if results:
+        lines += ["", f"## {KIND_HEADINGS[RESULT]} ({len(results)})", "",
+                  f"*{RESULT}*: {registry['kinds'][RESULT]}. These are not errors of a paper; "
+                  "each is listed beside the paper's item it speaks about in the "
+                  "{doc}`paper_index`."]
+        for prefix, paper in papers().items():
+            kept = _by_chapter(f for f in results if finding_paper(f, index) == prefix)
+            if not kept:
+                continue
+            lines += ["", f"### {paper['title']} ({len(kept)})", ""]
+            lines += [_errata_entry(f) for f in kept]
     return "\n".join(lines) + "\n"
 
 
@@ -296,10 +343,16 @@ def index_page() -> str:
         "reproducible*: the chapter measures the item and states the verdict from what it "
         "measures (an item that cannot be reproduced lacks data or text to run it). *typo* and "
         "*proof gap*: the item holds once the finding listed beside it is corrected (for a "
-        "proof gap, under the finding's extra condition). *definition* and *regenerated*: a "
-        "definition or formula the chapter implements, or a figure or table it redraws. A "
-        "finding listed under an item is named by its kind, as in the {doc}`errata`; a finding "
-        "of another kind than the verdict concerns a detail of the item, which its text explains.",
+        "proof gap, under the finding's extra condition). *holds where measured, not proved*: "
+        "the chapter measures the item to hold on every setting it runs (an exact audit or an "
+        "enumeration), but the paper's proof does not establish it and no extra condition "
+        "repairs it, so the item is known to hold only where it was measured. *definition* and "
+        "*regenerated*: a definition or formula the chapter implements, or a figure or table it "
+        "redraws. A verdict that a chapter computes is shown as the chapter states it, from one "
+        "source. A finding listed under an item is named by its kind, as in the {doc}`errata`; "
+        "a finding of another kind than the verdict concerns a detail of the item, which its "
+        "text explains, and a *result of the book* is something the book measures about the "
+        "item that the paper does not claim.",
         "",
         "Columns: the item and what it says, with its findings; the verdict; the chapter that "
         "checks it.",
@@ -393,7 +446,7 @@ def verdicts_page() -> str:
 # The API reference: one page per group of modules, every public function and class of each
 # module (its ``__all__``, or the functions and classes it defines whose names do not start
 # with an underscore) in source order. A module of ``lib`` in no group stops the script;
-# tests/test_book.py checks independently that every public name is on a page.
+# tests/book/test_book.py checks independently that every public name is on a page.
 
 API_DIR = ROOT / "book" / "api"
 # Methods shown for classes whose other public methods are internal to the library.
