@@ -475,3 +475,113 @@ def test_on_a_phone_the_paper_index_shows_every_verdict(chromium, origin, tmp_pa
     assert len(verdicts) >= 71, f"{len(verdicts)} verdict cells found"
     for v in verdicts:
         assert 0 <= v["left"] and v["right"] <= v["view"] + 1 and v["width"] > 20, v
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 37: outputs a reader can read in the column, an opening box of one phone screen, and the
+# chapter numbers that the book cites ("ch. 07") shown wherever a chapter is named.
+
+_BLOCK_PROBE = """<!doctype html><html><body>
+<iframe id="page" src="{src}" style="width:{width}px;height:900px;border:0"></iframe>
+<script>
+document.getElementById("page").onload = function () {{
+  setTimeout(function () {{
+    var doc = document.getElementById("page").contentDocument;
+    var para = doc.querySelector("article.bd-article p");
+    var column = para ? para.getBoundingClientRect().width : 0;
+    var out = {{column: column, outputs: [], box: null}};
+    var cells = doc.querySelectorAll("article.bd-article div.cell");
+    cells.forEach(function (cell, index) {{
+      cell.querySelectorAll("div.cell_output > div.output").forEach(function (o) {{
+        var widest = o.scrollWidth;
+        o.querySelectorAll("pre, table").forEach(function (e) {{
+          widest = Math.max(widest, e.scrollWidth);
+        }});
+        if (o.getBoundingClientRect().height > 0) {{
+          out.outputs.push({{cell: index + 1, width: widest,
+                             text: o.textContent.trim().slice(0, 60)}});
+        }}
+      }});
+    }});
+    var titles = doc.querySelectorAll("article.bd-article .admonition > .admonition-title");
+    for (var i = 0; i < titles.length; i++) {{
+      if (titles[i].textContent.trim() === "What this chapter shows") {{
+        out.box = titles[i].parentElement.getBoundingClientRect().height;
+        break;
+      }}
+    }}
+    var pre = document.createElement("pre");
+    pre.id = "probe-result"; pre.textContent = JSON.stringify(out);
+    document.body.appendChild(pre);
+  }}, 1500);
+}};
+</script></body></html>"""
+
+_BLOCKS: dict = {}
+
+
+def _blocks(chromium: str, origin: str, page: str, width: int, workdir: Path) -> dict:
+    """Each shown output's widest block and the opening box's height, at ``width`` px (measured
+    once per page and width)."""
+    if (page, width) not in _BLOCKS:
+        _BLOCKS[page, width] = _run_probe(
+            chromium, origin, page, workdir, f"__blocks_{width}_{page.replace('/', '_')}",
+            _BLOCK_PROBE.format(src=f"/{page}", width=width))
+    return _BLOCKS[page, width]
+
+
+@pytest.mark.parametrize("page", CHAPTER_PAGES)
+def test_outputs_fit_the_column_on_a_desktop(chromium, origin, page, tmp_path):
+    """At 1280 px no output block (printed text, a table) is wider than the text column: it would
+    scroll sideways inside its box. One pixel of rounding is allowed."""
+    layout = _blocks(chromium, origin, page, 1280, tmp_path)
+    column = layout["column"]
+    assert column > 400, f"{page}: text column {column} px"
+    assert layout["outputs"], f"{page}: no output found"
+    wide = [(o["cell"], o["width"], o["text"]) for o in layout["outputs"] if o["width"] > column + 1]
+    assert not wide, (f"{page}: {len(wide)} of {len(layout['outputs'])} outputs wider than the "
+                      f"{column:.0f} px column (cell, px, text): {wide[:8]}")
+
+
+#: One phone screen: the height of a 390 x 844 px phone's window less its browser bars.
+PHONE_SCREEN = 900
+
+
+@pytest.mark.parametrize("page", CHAPTER_PAGES)
+def test_the_opening_box_fits_one_phone_screen(chromium, origin, page, tmp_path):
+    """At 390 px a chapter's opening box ("What this chapter shows") is at most one screen tall,
+    so that the chapter starts on the second screen at the latest."""
+    layout = _blocks(chromium, origin, page, 390, tmp_path)
+    assert layout["box"] is not None, f"{page}: no opening box"
+    assert layout["box"] <= PHONE_SCREEN, f"{page}: opening box {layout['box']:.0f} px at 390 px"
+
+
+def _chapter_numbers() -> dict[str, int]:
+    """The number of each chapter of a numbered part of _toc.yml (tests/book/test_pdf.py)."""
+    from tests.book.test_pdf import chapter_numbers
+
+    return {doc: n for doc, n in chapter_numbers().items() if doc.startswith("notebooks/")}
+
+
+def test_chapters_are_numbered_as_they_are_cited():
+    """The book cites chapters by their file's number ("ch. 07", "chapters 10-13"): the sidebar,
+    the page's heading and its tab title show "7. Naive Bayes ..." for notebooks/07_...."""
+    numbers = _chapter_numbers()
+    assert len(numbers) == len(CHAPTER_PAGES), f"numbered chapters: {sorted(numbers)}"
+    for doc, number in numbers.items():
+        assert number == int(doc.split("/")[1][:2]), f"{doc} is numbered {number}"
+    source = (HTML / "book" / "intro.html").read_text()
+    nav = re.search(r'<nav class="[^"]*\bbd-docs-nav\b[^"]*".*?</nav>', source, re.S)[0]
+    for doc, number in numbers.items():
+        page = f"{doc}.html"
+        link = re.search(r'<a [^>]*href="[./]*' + re.escape(doc.split("/")[1]) + r'\.html"[^>]*>(.*?)</a>',
+                         nav, re.S)
+        assert link, f"no sidebar entry for {doc}"
+        assert " ".join(_text(link[1]).split()).startswith(f"{number}. "), \
+            f"sidebar entry of {doc}: {_text(link[1])!r}"
+        html = (HTML / page).read_text()
+        heading = re.search(r"<h1\b.*?</h1>", html, re.S)[0]
+        assert " ".join(_text(heading).split()).startswith(f"{number}. "), \
+            f"{page}: heading {_text(heading)!r}"
+        tab = _text(re.search(r"<title>(.*?)</title>", html, re.S)[1])
+        assert tab.startswith(f"{number}. "), f"{page}: tab title {tab!r}"

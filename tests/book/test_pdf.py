@@ -133,6 +133,29 @@ def toc_documents(api: bool = False) -> list[str]:
     return [doc for doc in docs if doc.startswith(API_PREFIX) == api]
 
 
+def chapter_numbers() -> dict[str, int]:
+    """The number each document of a numbered part of ``_toc.yml`` carries (``numbered`` on the
+    part; ``html.use_multitoc_numbering`` in ``_config.yml`` counts on across parts), as Sphinx
+    prints it before the title ("7. Naive Bayes ...") in headings, bookmarks and the contents."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    numbers, count = {}, 0
+    for part in toc.get("parts", []):
+        if not part.get("numbered"):
+            continue
+        for entry in part.get("chapters") or []:
+            count += 1
+            numbers[entry["file"]] = count
+    return numbers
+
+
+def numbered_title(doc: str) -> str:
+    """The first words of a document's title as a bookmark or the contents list shows them: its
+    chapter number first, when it has one."""
+    first = title_fragments(title(doc))[0]
+    number = chapter_numbers().get(doc)
+    return first if number is None else f"{number}. {first}"
+
+
 def title(doc: str) -> str:
     """The first level-one heading of a document's rendered source (.ipynb, else .md)."""
     notebook = ROOT / f"{doc}.ipynb"
@@ -246,7 +269,7 @@ def test_a_bookmark_per_chapter_and_section(pdf, pages):
     docs = toc_documents()[1:]
     starts = _document_starts(pages, toc_documents())
     for doc in docs:
-        first = title_fragments(title(doc))[0]
+        first = numbered_title(doc)
         hits = [(depth, page) for depth, text, page in marks if text.startswith(first[:30])]
         assert hits, f"no bookmark for {doc} ({first!r})"
         assert (1, starts[doc]) in hits, f"the bookmark of {doc} is not at page {starts[doc] + 1}: {hits}"
@@ -264,10 +287,24 @@ def test_the_contents_list_gives_each_chapters_page(pages):
     docs = toc_documents()[1:]
     assert len(listed) == len(docs), f"{len(listed)} chapters listed for {len(docs)} documents"
     starts = _document_starts(pages, toc_documents())
-    for doc, (_text, number) in zip(docs, listed):
+    for doc, (text, number) in zip(docs, listed):
+        shown = _normalise(re.sub(r"<[^>]+>", "", text))
+        assert shown.startswith(numbered_title(doc)[:30]), f"the contents list {doc} as {shown!r}"
         assert int(number) == starts[doc] + 1, f"contents give page {number} for {doc}, it starts on {starts[doc] + 1}"
     contents = _contents_pages(pages)
     assert len(contents) >= 1 and contents.stop <= starts[docs[0]], "no contents before the first chapter"
+
+
+def test_chapter_numbers_are_the_file_numbers():
+    """The book cites its chapters by the number of their file ("ch. 07" is
+    notebooks/07_naive_bayes): each numbered chapter carries that number, and every chapter is
+    numbered."""
+    numbers = chapter_numbers()
+    chapters = [doc for doc in toc_documents() if re.match(r"notebooks/\d\d_", doc)]
+    assert chapters, "no chapter in _toc.yml"
+    wrong = {doc: numbers.get(doc) for doc in chapters
+             if numbers.get(doc) != int(doc.split("/")[1][:2])}
+    assert not wrong, f"chapters whose number is not their file's: {wrong}"
 
 
 def test_no_sheet_holds_only_a_caption(pdf, pages):
