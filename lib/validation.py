@@ -47,7 +47,8 @@ def _where(arr: np.ndarray, bad: np.ndarray) -> str:
     return f" at index {index[0] if len(index) == 1 else tuple(int(i) for i in index)}"
 
 
-def in_range(value: ArrayLike, name: str, low: float, high: float = np.inf, *, open_low: bool, open_high: bool = True) -> np.ndarray:
+def in_range(value: ArrayLike, name: str, low: float, high: float = np.inf, *, open_low: bool,
+             open_high: bool = True) -> np.ndarray:
     """A finite float array with every entry between ``low`` and ``high``.
 
     The bounds are excluded where ``open_low`` / ``open_high``. Two reductions

@@ -30,10 +30,12 @@ Examples
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 import numpy as np
 
 
-def batchable(base, methods, objects, tables) -> bool:
+def batchable(base: type, methods: tuple[str, ...], objects: Sequence[Any], tables: Sequence[np.ndarray]) -> bool:
     """Whether ``objects`` keep ``base``'s ``methods`` (no ``log_release``) and ``tables`` are arrays of ``d >= 2``.
 
     The condition under which an override of
@@ -63,7 +65,7 @@ def batchable(base, methods, objects, tables) -> bool:
             and not any("log_release" in getattr(m, "__dict__", ()) for m in objects))
 
 
-def release_buffer(tables, n_draws):
+def release_buffer(tables: Sequence[np.ndarray], n_draws: int) -> tuple[np.ndarray, list[np.ndarray]]:
     """One float buffer for ``n_draws`` releases of every table, and its views in release order.
 
     Parameters
@@ -87,7 +89,7 @@ def release_buffer(tables, n_draws):
     return flat, views
 
 
-def normalise_rows(flat, views, *, guard=True):
+def normalise_rows(flat: np.ndarray, views: list[np.ndarray], *, guard: bool = True) -> None:
     """Divide every row of every view (entries of ``flat``) by its sum, as ``release`` does table by table.
 
     Shared by the batched releases of the noise baselines and of the
@@ -133,7 +135,7 @@ def normalise_rows(flat, views, *, guard=True):
             v /= s
 
 
-def log_views(flat, views):
+def log_views(flat: np.ndarray, views: list[np.ndarray]) -> list[np.ndarray]:
     """The views, their buffer replaced by its logarithm (checked finite).
 
     Raises

@@ -93,16 +93,22 @@ PureDP(epsilon=1.0)
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, TypeAlias
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
+from lib.validation import SeedLike
 from lib.mechanisms import smooth_sensitivity as ss
 from lib.mechanisms.protocol import Mechanism, NotPrivate, PureDP
+from lib.privacy.guarantees import Guarantee
 
 #: The noise distributions of a release.
 NOISES = ("cauchy", "laplace", "none")
+
+#: What ``statistics`` returns: ``((mean, scale of its noise), (sd, scale of its noise))``.
+Statistics: TypeAlias = tuple[tuple[float, float], tuple[float, float]]
 
 
 class MomentMechanism(Mechanism):
@@ -141,7 +147,8 @@ class MomentMechanism(Mechanism):
     #: The share trimmed at each end when ``trim`` is None.
     default_trim: ClassVar[float] = 0.0
 
-    def __init__(self, epsilon=None, *, calibration="theorem2", trim=None, resolution=4096, max_distance=None):
+    def __init__(self, epsilon: float | None = None, *, calibration: str = "theorem2", trim: float | None = None,
+                 resolution: int = 4096, max_distance: int | None = None) -> None:
         if self.private:
             self.epsilon = validation.scalar(validation.positive(epsilon, "epsilon"), "epsilon")
         elif epsilon is not None:
@@ -165,11 +172,11 @@ class MomentMechanism(Mechanism):
         return self.epsilon / 2.0
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> Guarantee:
         """:class:`~lib.privacy.guarantees.PureDP` at ``epsilon`` (both statistics of one sample)."""
         return PureDP(self.epsilon)
 
-    def statistics(self, x, lower, upper, cache=None):
+    def statistics(self, x: np.ndarray, lower: float, upper: float, cache: dict | None = None) -> Statistics:
         """The exact statistics of the sorted sample ``x`` and the scale of the noise of each.
 
         Parameters
@@ -195,7 +202,8 @@ class MomentMechanism(Mechanism):
         raise TypeError(f"{type(self).__name__} must define statistics(x, lower, upper, cache)")
 
     @classmethod
-    def moments(cls, first, second, lower, upper, *, sd_floor=1e-3):
+    def moments(cls, first: ArrayLike, second: ArrayLike, lower: ArrayLike, upper: ArrayLike, *,
+                sd_floor: float = 1e-3) -> tuple[np.ndarray, np.ndarray]:
         """Post-processing of noisy statistics: the mean clipped into the range, the deviation into its bounds.
 
         Parameters
@@ -215,7 +223,8 @@ class MomentMechanism(Mechanism):
         mu = np.clip(first, lower, upper)
         return mu, np.clip(second, sd_floor * width, width / 2)
 
-    def release(self, x, lower, upper, rng=None, size=None, *, sd_floor=1e-3):
+    def release(self, x: ArrayLike, lower: float, upper: float, rng: SeedLike = None,
+                size: int | tuple[int, ...] | None = None, *, sd_floor: float = 1e-3) -> np.ndarray:
         """Released ``(mean, sd)`` of one sample: an array of shape ``size + (2,)``.
 
         Parameters
@@ -243,7 +252,8 @@ class MomentMechanism(Mechanism):
         return np.stack([mu, sd], axis=-1)
 
 
-def draw_noise(rng, noise, scale, shape):
+def draw_noise(rng: np.random.Generator, noise: str, scale: ArrayLike,
+               shape: int | tuple[int, ...] | None) -> np.ndarray:
     """``scale`` times standard noise of the distribution ``noise`` (one of :data:`NOISES`), of ``shape``."""
     scale = np.asarray(scale, dtype=float)
     if noise == "none":
@@ -294,13 +304,13 @@ class ZafaraniClifton(MomentMechanism):
     noise = "cauchy"
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> Guarantee:
         if self.calibration != "printed":
             return PureDP(self.epsilon)
         beta, multiplier = ss.calibrate(self.epsilon_each, self.calibration)
         return PureDP(2 * ss.cauchy_exact_loss(1.0 / multiplier, beta))
 
-    def statistics(self, x, lower, upper, cache=None):
+    def statistics(self, x: np.ndarray, lower: float, upper: float, cache: dict | None = None) -> Statistics:
         cache = {} if cache is None else cache
         n = x.size
         m = int(np.floor(self.trim * n))
@@ -340,7 +350,7 @@ class VaidyaLaplace(MomentMechanism):
     label = "Vaidya et al."
     noise = "laplace"
 
-    def statistics(self, x, lower, upper, cache=None):
+    def statistics(self, x: np.ndarray, lower: float, upper: float, cache: dict | None = None) -> Statistics:
         n = x.size
         if n < 2:
             return _centre(lower, upper)
@@ -383,10 +393,10 @@ class BunSteinke(MomentMechanism):
     default_trim = 0.05
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> Guarantee:
         return ZafaraniClifton.guarantee.fget(self)
 
-    def statistics(self, x, lower, upper, cache=None):
+    def statistics(self, x: np.ndarray, lower: float, upper: float, cache: dict | None = None) -> Statistics:
         cache = {} if cache is None else cache
         n = x.size
         m = min(int(np.ceil(self.trim * n)), max(n - 1, 0) // 2)
@@ -413,7 +423,8 @@ class BunSteinke(MomentMechanism):
         return (ss.trimmed_mean(x, m), scales[0]), (ss.trimmed_mean(x2, m), scales[1])
 
     @classmethod
-    def moments(cls, first, second, lower, upper, *, sd_floor=1e-3):
+    def moments(cls, first: ArrayLike, second: ArrayLike, lower: ArrayLike, upper: ArrayLike, *,
+                sd_floor: float = 1e-3) -> tuple[np.ndarray, np.ndarray]:
         width = np.asarray(upper) - np.asarray(lower)
         mu = np.clip(first, lower, upper)
         var = second - mu**2
@@ -435,10 +446,10 @@ class SampleMoments(MomentMechanism):
     private = False
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> Guarantee:
         return NotPrivate()
 
-    def statistics(self, x, lower, upper, cache=None):
+    def statistics(self, x: np.ndarray, lower: float, upper: float, cache: dict | None = None) -> Statistics:
         if x.size < 1:
             return _centre(lower, upper)
         return (float(x.mean()), 0.0), (float(x.std()), 0.0)

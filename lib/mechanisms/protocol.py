@@ -53,11 +53,13 @@ one entry in that list, and every grid, figure and command picks it up.
 from __future__ import annotations
 
 import copyreg
-from typing import ClassVar, NamedTuple
+from typing import Any, ClassVar, Hashable, NamedTuple, Self, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
+from lib.validation import SeedLike
 from lib.privacy.accounting import dp_to_rdp, search_order
 from lib.privacy.guarantees import (ApproximateDP, Guarantee, NotPrivate, PureDP, RenyiDP, ZeroConcentratedDP,
                                     compose)
@@ -159,7 +161,7 @@ class ReleaseSpec(_Shapes):
         return type(self)(**{**self._asdict(), **changes})
 
     @classmethod
-    def of(cls, tables, n_total):
+    def of(cls, tables: Sequence[ArrayLike], n_total: int) -> Self:
         """The spec of a list of count tables (arrays of shape ``(d,)`` or ``(rows, d)``)."""
         shapes = []
         for t in tables:
@@ -180,7 +182,7 @@ class ReleaseSpec(_Shapes):
         return tuple(d for _, d in self.shapes)
 
 
-def checked_spec(spec) -> ReleaseSpec:
+def checked_spec(spec: object) -> ReleaseSpec:
     """``spec`` if it is a :class:`ReleaseSpec` (checked when it was made); else a TypeError naming ``spec``."""
     if not isinstance(spec, ReleaseSpec):
         raise validation.ArgumentTypeError(
@@ -270,7 +272,7 @@ class Mechanism:
     #: logistic-regression parameter vector).
     output: ClassVar[str] = "distribution"
 
-    def release(self, counts, rng=None) -> np.ndarray:  # pragma: no cover - abstract
+    def release(self, counts: ArrayLike, rng: SeedLike = None) -> np.ndarray:  # pragma: no cover - abstract
         """Release every vector along the last axis of ``counts`` as a distribution."""
         raise TypeError(f"{type(self).__name__} must define release(counts, rng)")
 
@@ -280,7 +282,7 @@ class Mechanism:
         raise TypeError(f"{type(self).__name__} must define guarantee")
 
     @classmethod
-    def configured(cls, **settings):
+    def configured(cls, **settings: Any) -> type[Self]:
         """A subclass with some class-level settings changed (same name, not registered).
 
         For example ``GaussianMechanism.configured(clip_floor=1.0)`` or
@@ -298,14 +300,14 @@ class Mechanism:
         return variant
 
     @classmethod
-    def release_key(cls, spec: ReleaseSpec, index: int):
+    def release_key(cls, spec: ReleaseSpec, index: int) -> Hashable:
         """Releases with equal keys share one object (default: one object for all)."""
         return None
 
     # ------------------------------------------------------------------ calibration
 
     @classmethod
-    def calibrate(cls, target: Guarantee, spec: ReleaseSpec, *, cache=None) -> ModelCalibration:
+    def calibrate(cls, target: Guarantee, spec: ReleaseSpec, *, cache: dict | None = None) -> ModelCalibration:
         """The objects of the releases of ``spec`` that together meet ``target``.
 
         Parameters
@@ -353,7 +355,7 @@ class Mechanism:
         return cls._stated(getattr(cls, one)(target, checked_spec(spec), cache))
 
     @classmethod
-    def calibrate_many(cls, targets, spec: ReleaseSpec, *, cache=None) -> list:
+    def calibrate_many(cls, targets: Sequence[Guarantee], spec: ReleaseSpec, *, cache: dict | None = None) -> list:
         """:meth:`calibrate` at every target of ``targets`` (all of one type): a list, in order.
 
         Element ``i`` equals ``calibrate(targets[i], spec, cache=cache)``, an
@@ -479,7 +481,8 @@ class Mechanism:
     # ------------------------------------------------------------------ batched release
 
     @classmethod
-    def log_release_tables(cls, objects, tables, n_draws, rng) -> list:
+    def log_release_tables(cls, objects: Sequence[Mechanism], tables: Sequence[np.ndarray], n_draws: int,
+                           rng: np.random.Generator) -> list:
         """``n_draws`` independent releases of every table by its object, as log-probabilities.
 
         Parameters
@@ -528,7 +531,7 @@ class Mechanism:
         return out
 
 
-def release_class(objects) -> type:
+def release_class(objects: Sequence[Mechanism]) -> type:
     """The class whose :meth:`Mechanism.log_release_tables` releases ``objects`` (their closest common class).
 
     :class:`Mechanism` itself (the table-by-table loop) when the objects share
@@ -545,7 +548,7 @@ def release_class(objects) -> type:
 _REGISTRY: dict[str, type] = {}
 
 
-def register(cls):
+def register(cls: type[Mechanism]) -> type[Mechanism]:
     """Add a :class:`Mechanism` subclass to the registry under ``cls.name`` (usable as a decorator).
 
     Called for every class of :data:`lib.mechanisms.registry.MECHANISMS`, in its order, and by
@@ -562,7 +565,7 @@ def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
 
 
-def get(name) -> type:
+def get(name: str | type[Mechanism]) -> type:
     """The mechanism class registered as ``name`` (a class passes through)."""
     if isinstance(name, type) and issubclass(name, Mechanism):
         return name
@@ -572,7 +575,7 @@ def get(name) -> type:
         raise ValueError(f"mechanism must be one of {names()}; got {name!r}") from None
 
 
-def names(*, notion=None, output=None) -> tuple:
+def names(*, notion: type[Guarantee] | None = None, output: str | None = None) -> tuple:
     """Registered names, in the order of :data:`lib.mechanisms.registry.MECHANISMS` (then any added later);
     with ``notion`` (a guarantee type), those whose class meets it.
 

@@ -30,12 +30,16 @@ Everything is vectorised over a batch of independent releases (``n_draws``).
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
+from lib.validation import SeedLike
 from lib.models.naive_bayes import log_releases, releases_of
-from lib.mechanisms.protocol import ModelCalibration, ReleaseSpec
-from lib.privacy.guarantees import compose
+from lib.mechanisms.protocol import Mechanism, ModelCalibration, ReleaseSpec
+from lib.privacy.guarantees import Guarantee, compose
 
 #: Largest number of cells of one table (guards against a structure whose
 #: parent domains multiply out of memory).
@@ -79,7 +83,7 @@ def _structure(n_values, parents):
     return n_values, parents
 
 
-def topological_order(parents):
+def topological_order(parents: Sequence[Sequence[int]]) -> list[int]:
     """Node indices with every parent before its children (Kahn's algorithm).
 
     Ties are broken by the smallest index, so a list that is already in
@@ -123,7 +127,7 @@ def topological_order(parents):
     return order
 
 
-def depths(parents) -> np.ndarray:
+def depths(parents: Sequence[Sequence[int]]) -> np.ndarray:
     """Length of the longest directed path from a root to every node.
 
     Roots have depth 0; a node's depth is one more than its deepest parent.
@@ -149,7 +153,7 @@ def _check_codes(codes, n_values):
     return validation.codes(codes, "codes", n_values)
 
 
-def count_tables(codes, n_values, parents):
+def count_tables(codes: ArrayLike, n_values: ArrayLike, parents: Sequence[Sequence[int]]) -> list[np.ndarray]:
     """The counts :math:`N^k_{jc}` of eq. (11), one table per node.
 
     Parameters
@@ -206,7 +210,7 @@ def _check_tables(tables):
     return out
 
 
-def network_spec(n_values, parents, n_total) -> ReleaseSpec:
+def network_spec(n_values: ArrayLike, parents: Sequence[Sequence[int]], n_total: int) -> ReleaseSpec:
     """The public shapes of a network's :math:`K` releases: table :math:`k` has one row per
     parent configuration (the product of the parents' domain sizes, 1 for a root) and
     ``n_values[k]`` cells.
@@ -222,7 +226,8 @@ def network_spec(n_values, parents, n_total) -> ReleaseSpec:
     return ReleaseSpec(tuple((r, int(v)) for r, v in zip(rows, n_values)), int(n_total))
 
 
-def release_tables(tables, mechanism, *, n_draws=1, rng=None):
+def release_tables(tables: list[np.ndarray], mechanism: ModelCalibration | Sequence[Mechanism], *, n_draws: int = 1,
+                   rng: SeedLike = None) -> list[np.ndarray]:
     """Release every conditional probability table, ``n_draws`` independent times.
 
     Each row of table :math:`k` (one parent configuration, observed or not) is
@@ -263,7 +268,7 @@ def release_tables(tables, mechanism, *, n_draws=1, rng=None):
     return log_releases(objects, tables, n_draws, validation.generator(rng))
 
 
-def network_guarantee(mechanism, n_nodes):
+def network_guarantee(mechanism: ModelCalibration | Sequence[Mechanism], n_nodes: int) -> Guarantee:
     """The guarantee of a whole released network: what its :math:`K` table releases meet together.
 
     Parameters
@@ -300,7 +305,8 @@ def network_guarantee(mechanism, n_nodes):
     return compose(m.guarantee for m in releases_of(mechanism, n_nodes))
 
 
-def log_likelihood(codes, log_tables, n_values, parents):
+def log_likelihood(codes: ArrayLike, log_tables: list[np.ndarray], n_values: ArrayLike,
+                   parents: Sequence[Sequence[int]]) -> np.ndarray:
     """The log-likelihood of eq. (11) of every row of ``codes``, for a batch of parameters.
 
     The rows are counted once per table (:func:`count_tables`); then

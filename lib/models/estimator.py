@@ -143,7 +143,7 @@ class SharedBudget:
     RenyiDP(lam=5.0, epsilon=2.0)
     """
 
-    def __init__(self, orders: Any = None):
+    def __init__(self, orders: Any = None) -> None:
         self.accountant = Accountant(orders)
         self._pid = os.getpid()
         self._lock = threading.Lock()

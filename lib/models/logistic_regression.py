@@ -23,9 +23,13 @@ True
 
 from __future__ import annotations
 
+from typing import Self
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
+from lib.validation import SeedLike
 from lib.mechanisms.logistic_posterior import (  # noqa: F401  (re-exported: the model's public names)
     B_LOGISTIC, BETA0, MAX_MARGINS, MAX_NEWTON, MAX_SAMPLER_WORK, NORM_SLACK, SAMPLERS, ConcentratedLogistic,
     DiffuseLogistic, LogisticPosterior, LogisticSampler, OPSLogistic, Samples, Settings, checked_data, checked_weights,
@@ -56,10 +60,10 @@ class BayesianLogisticRegression(ClassifierProtocol):
         ``[0, 1]``.
     """
 
-    def __init__(self, sampler, *, random_state=None):
+    def __init__(self, sampler: LogisticSampler, *, random_state: SeedLike = None) -> None:
         self.sampler, self.random_state = sampler, random_state
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Release one weight vector of the sampler's posterior given ``(X, y)``."""
         if not isinstance(self.sampler, LogisticSampler):
             raise ValueError(f"sampler must be a LogisticSampler object; got {self.sampler!r:.60}")
@@ -69,28 +73,28 @@ class BayesianLogisticRegression(ClassifierProtocol):
         self.n_features_in_ = int(self.coef_.size)
         return self
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         if not hasattr(self, "coef_"):
             raise not_fitted("BayesianLogisticRegression")
         return np.asarray(X, dtype=float) @ self.coef_
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         from scipy import special
 
         p = special.expit(self.decision_function(X))
         return np.column_stack([1 - p, p])
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: ArrayLike) -> np.ndarray:
         return np.log(self.predict_proba(X))
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         return (self.decision_function(X) > 0).astype(np.int64)
 
 
 # ----------------------------------------------------------------------------- diagnostics and metrics
 
 
-def effective_sample_size(trace):
+def effective_sample_size(trace: ArrayLike) -> np.ndarray:
     """Effective sample size of each chain set, Geyer's initial positive sequence.
 
     ``trace`` has shape (..., K, T): K chains of length T of one scalar. The
@@ -129,7 +133,7 @@ def effective_sample_size(trace):
     return out.reshape(rho_.shape[:-1])
 
 
-def effective_sample_size_batch_means(trace, n_batches=None):
+def effective_sample_size_batch_means(trace: ArrayLike, n_batches: int | None = None) -> np.ndarray:
     """Effective sample size of each chain set by non-overlapping batch means.
 
     An estimator independent of :func:`effective_sample_size`'s autocorrelation
@@ -173,7 +177,7 @@ def effective_sample_size_batch_means(trace, n_batches=None):
     return K * b * m * var / sigma2
 
 
-def error_rate(W, X, y):
+def error_rate(W: ArrayLike, X: ArrayLike, y: ArrayLike) -> np.ndarray:
     """Share of misclassified rows (:math:`w^\\top x > 0` predicts 1) for every ``w`` in ``W`` (..., d).
 
     ``X`` finite of shape (n, d), ``y`` labels 0 and 1 of shape (n,), ``W`` finite.
@@ -184,6 +188,6 @@ def error_rate(W, X, y):
     return (pred != np.asarray(y, dtype=bool)).mean(axis=-1)
 
 
-def cross_entropy(W, X, y):
+def cross_entropy(W: ArrayLike, X: ArrayLike, y: ArrayLike) -> np.ndarray:
     """Mean test cross-entropy :math:`-\\frac1n\\sum_i\\log p(y_i \\mid w, x_i)` for every ``w`` (nats)."""
     return -log_likelihood(W, X, y) / np.asarray(X).shape[0]

@@ -229,7 +229,8 @@ def blame_target(epsilon_hat: float, delta: float) -> Iterator[None]:
                          f"{exc}") from exc
 
 
-def search_order(epsilon_hat: float, delta: float, objective: Callable[[np.ndarray], ArrayLike], *, lam_max: float | None = None, grid_size: int = 128) -> tuple[float, float]:
+def search_order(epsilon_hat: float, delta: float, objective: Callable[[np.ndarray], ArrayLike], *,
+                 lam_max: float | None = None, grid_size: int = 128) -> tuple[float, float]:
     """The order :math:`\\lambda` in :math:`(\\lambda_0, \\lambda_{\\max}]` that minimises ``objective(lam)``.
 
     The search behind :func:`optimal_order`,
@@ -282,7 +283,9 @@ def _first_near_minimum(values, rtol):
     return np.argmax(values <= threshold[:, None], axis=1)
 
 
-def search_order_many(epsilon_hats: ArrayLike, delta: float, objective: Callable[[np.ndarray, np.ndarray], np.ndarray], *, lam_max: float | None = None, grid_size: int = 128, lam_min: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+def search_order_many(epsilon_hats: ArrayLike, delta: float, objective: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                      *, lam_max: float | None = None, grid_size: int = 128,
+                      lam_min: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The best order of each of many targets :math:`(\\hat\\varepsilon_i, \\delta)`, on fixed grids.
 
     Every order above :math:`\\lambda_0` (:func:`min_order`) meets the target,

@@ -50,7 +50,8 @@ def all_neighbours(counts: ArrayLike) -> np.ndarray:
     return np.vstack([counts + eye, counts - eye[nonempty], *(np.array(moves).reshape(-1, d),)])
 
 
-def random_neighbours(n_pairs: int, d: int, *, max_count: int, min_count: int = 0, rng: SeedLike = None) -> tuple[np.ndarray, np.ndarray]:
+def random_neighbours(n_pairs: int, d: int, *, max_count: int, min_count: int = 0,
+                      rng: SeedLike = None) -> tuple[np.ndarray, np.ndarray]:
     """Random pairs of neighbouring histograms.
 
     Parameters

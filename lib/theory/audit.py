@@ -23,19 +23,21 @@ This module checks that claim against the exact divergence of eqs. (16)-(17):
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Iterable, NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import integrate, special
 
 from lib import validation
+from lib.validation import SeedLike
 from lib.mechanisms.dirichlet.curve import divergence_term, worst_case_divergence  # noqa: F401 (eq. (16)'s term, audited here)
 from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
 from lib.mechanisms.dirichlet.calibration import calibrate
 from lib.privacy.neighbours import random_neighbours
 
 
-def divergence_both_ways(u, v, lam):
+def divergence_both_ways(u: ArrayLike, v: ArrayLike, lam: ArrayLike) -> np.ndarray | float:
     """:math:`\\max\\{D_\\lambda(\\mathrm{Dir}(u)\\|\\mathrm{Dir}(v)), D_\\lambda(\\mathrm{Dir}(v)\\|\\mathrm{Dir}(u))\\}`.
 
     RDP bounds the divergence in both orders of a neighbouring pair; this is
@@ -90,14 +92,14 @@ class AuditResult(NamedTuple):
 
 def random_pair_audit(
     pairs_per_cell: int,
-    dims=range(2, 51),
-    max_counts=(1, 10, 1000),
+    dims: Iterable[int] = range(2, 51),
+    max_counts: Iterable[int] = (1, 10, 1000),
     *,
-    lam_minus_one=(1e-3, 1e3),
-    epsilon=(1e-3, 1e3),
+    lam_minus_one: tuple[float, float] = (1e-3, 1e3),
+    epsilon: tuple[float, float] = (1e-3, 1e3),
     share_lam_one: float = 0.1,
-    rng=None,
-):
+    rng: SeedLike = None,
+) -> AuditResult:
     """Audit Theorem 1 on random pairs of neighbouring histograms.
 
     For every number of bins ``d`` in ``dims`` and every ``max_count`` in
@@ -164,7 +166,7 @@ def random_pair_audit(
     return AuditResult(*(np.concatenate(column) for column in zip(*rows)))
 
 
-def renyi_divergence_by_quadrature(u, v, lam):
+def renyi_divergence_by_quadrature(u: ArrayLike, v: ArrayLike, lam: float) -> float:
     """:math:`D_\\lambda(\\mathrm{Dir}(u) \\| \\mathrm{Dir}(v))` by numerical integration, for ``d`` = 2 or 3.
 
     Integrates :math:`p^\\lambda q^{1-\\lambda}` (or :math:`p\\log(p/q)` for

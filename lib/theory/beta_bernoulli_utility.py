@@ -24,10 +24,14 @@ Algorithm 3 (the concentrated posterior :math:`\\mathrm{Beta}(a/m + c)`), the Ga
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 import pandas as pd
 
 from lib import validation
+from lib.validation import SeedLike
 from lib.mechanisms.dirichlet.calibration import calibrate
 from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
 from lib.mechanisms.posterior_sampling import calibrate_scale, gaussian_posterior_kl, gaussian_sigma
@@ -49,7 +53,7 @@ def _prior(prior):
     return prior
 
 
-def figure2_kl(prior, successes, n, log_eps, lam):
+def figure2_kl(prior: ArrayLike, successes: int, n: int, log_eps: ArrayLike, lam: float) -> pd.DataFrame:
     """Figure 2 (a, b): :math:`\\mathrm{KL}(P \\| A)` from the true posterior to each mechanism's output law.
 
     Parameters
@@ -98,7 +102,8 @@ def _draw_beta(rng, params):
     return g[:, 0] / g.sum(axis=1)
 
 
-def figure2_heldout(prior, n, log_eps, lams, runs, rng):
+def figure2_heldout(prior: ArrayLike, n: int, log_eps: ArrayLike, lams: Sequence[float], runs: int,
+                    rng: SeedLike) -> dict[float, pd.DataFrame]:
     """Figure 2 (c, d): held-out negative log-likelihood of one draw of each mechanism, over many runs.
 
     Each run draws a training set of ``n`` Bernoulli(1/2) trials (``k_train`` successes) and a

@@ -22,7 +22,7 @@ OUTPUTS = np.concatenate([np.linspace(-60, 60, 12001), np.geomspace(60, 1e7, 200
 geometric one out to :math:`\\pm 10^7`."""
 
 
-def cauchy_density_loss(slide, beta) -> float:
+def cauchy_density_loss(slide: float, beta: float) -> float:
     """Worst :math:`|\\log p_x(z) / p_y(z)|` of two Cauchy releases, on grids of ``z``, scale ratio and shift.
 
     :math:`p_x` is the standard Cauchy density, :math:`p_y` the Cauchy density with scale

@@ -25,6 +25,7 @@ function.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import optimize, special
 
 from lib import validation
@@ -53,7 +54,7 @@ def _coordinate(i, d):
     return int(i)
 
 
-def log_density_ratio(y, a, b):
+def log_density_ratio(y: ArrayLike, a: ArrayLike, b: ArrayLike) -> np.ndarray | float:
     """Log ratio of two Dirichlet densities, the quantity of Proposition 3.
 
     .. math::
@@ -97,7 +98,7 @@ def log_density_ratio(y, a, b):
     return (constant + np.log(y) @ (a - b))[()]
 
 
-def density_witness(a, b, epsilon):
+def density_witness(a: ArrayLike, b: ArrayLike, epsilon: float) -> np.ndarray:
     """A point where the density ratio :math:`p_a(y) / p_b(y)` exceeds :math:`e^\\varepsilon`.
 
     If some :math:`a_k < b_k`, the ratio of :func:`log_density_ratio` is unbounded:
@@ -145,7 +146,7 @@ def density_witness(a, b, epsilon):
     return y
 
 
-def log_beta_cdf(t, p, q):
+def log_beta_cdf(t: ArrayLike, p: ArrayLike, q: ArrayLike) -> np.ndarray | float:
     """Logarithm of the regularized incomplete Beta function :math:`\\log I_t(p, q)`.
 
     :math:`I_t(p, q) = \\Pr[Y < t]` for :math:`Y \\sim \\mathrm{Beta}(p, q)`. Where
@@ -211,7 +212,7 @@ def _marginal(u, i):
     return u[i], u.sum() - u[i]
 
 
-def event_log_ratio(t, a, b, i=0):
+def event_log_ratio(t: ArrayLike, a: ArrayLike, b: ArrayLike, i: int = 0) -> np.ndarray | float:
     """Exact log ratio :math:`\\log(\\Pr_a[y_i < t] / \\Pr_b[y_i < t])`.
 
     Under :math:`y \\sim \\mathrm{Dirichlet}(u)` the coordinate :math:`y_i` has the
@@ -237,7 +238,7 @@ def event_log_ratio(t, a, b, i=0):
     return (log_beta_cdf(t, *_marginal(a, i)) - log_beta_cdf(t, *_marginal(b, i)))[()]
 
 
-def event_power_law(a, b, i=0):
+def event_power_law(a: ArrayLike, b: ArrayLike, i: int = 0) -> tuple[float, float]:
     """Leading behaviour of :func:`event_log_ratio` as :math:`t \\to 0`.
 
     Since :math:`I_t(p, q) = t^p / (p\\,B(p, q))\\,(1 + O(t))`,
@@ -268,7 +269,7 @@ def event_power_law(a, b, i=0):
     return float(pb - pa), float(log_constant)
 
 
-def event_threshold(a, b, epsilon, i=0):
+def event_threshold(a: ArrayLike, b: ArrayLike, epsilon: float, i: int = 0) -> float:
     """The threshold :math:`t^*` below which :math:`\\Pr_a[y_i < t] > e^\\varepsilon \\Pr_b[y_i < t]`.
 
     Requires :math:`a_i < b_i` and :math:`a_0 - a_i \\ge b_0 - b_i` (the latter to
@@ -353,7 +354,7 @@ def _one_dimensional_statistic(a, b):
     )
 
 
-def exact_delta(a, b, epsilon):
+def exact_delta(a: ArrayLike, b: ArrayLike, epsilon: float) -> float:
     """Smallest :math:`\\delta` with :math:`P(E) \\le e^\\varepsilon Q(E) + \\delta` for all events.
 
     For :math:`P = \\mathrm{Dirichlet}(a)` and :math:`Q = \\mathrm{Dirichlet}(b)` this is
@@ -423,7 +424,7 @@ def exact_delta(a, b, epsilon):
     return float(max(p_event - np.exp(epsilon) * q_event, 0.0))
 
 
-def exact_epsilon(a, b, delta):
+def exact_epsilon(a: ArrayLike, b: ArrayLike, delta: float) -> float:
     """Smallest :math:`\\varepsilon \\ge 0` with ``exact_delta(a, b, epsilon) <= delta``.
 
     The hockey-stick divergence of :func:`exact_delta` is continuous and

@@ -12,6 +12,8 @@ unevaluated SymPy expression: no simplification is done here, so that the chapte
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import sympy as sp
 
 
@@ -23,7 +25,7 @@ def _same_length(y, u, y_name: str, u_name: str) -> tuple[list, list]:
     return y, u
 
 
-def multivariate_beta(u):
+def multivariate_beta(u: Sequence[sp.Expr]) -> sp.Expr:
     """The multivariate Beta function :math:`B(u) = \\prod_i \\Gamma(u_i) / \\Gamma(\\sum_i u_i)`.
 
     The normalising constant of :math:`\\mathrm{Dirichlet}(u)` (Section 2.2 of the paper).
@@ -49,7 +51,7 @@ def multivariate_beta(u):
     return sp.Mul(*[sp.gamma(v) for v in u]) / sp.gamma(sum(u))
 
 
-def dirichlet_density(y, u):
+def dirichlet_density(y: Sequence[sp.Expr], u: Sequence[sp.Expr]) -> sp.Expr:
     """The density :math:`\\prod_i y_i^{u_i - 1} / B(u)` of :math:`\\mathrm{Dirichlet}(u)`.
 
     The output density of the Dirichlet mechanism with :math:`u = r f(x) + \\alpha`
@@ -72,7 +74,7 @@ def dirichlet_density(y, u):
     return sp.Mul(*[yi ** (ui - 1) for yi, ui in zip(y, u)]) / multivariate_beta(u)
 
 
-def beta_moment(a, b, order):
+def beta_moment(a: sp.Expr, b: sp.Expr, order: int) -> sp.Expr:
     """The raw moment :math:`E[z^k] = B(a + k, b) / B(a, b)` of :math:`z \\sim \\mathrm{Beta}(a, b)`.
 
     Each coordinate of a Dirichlet release is Beta distributed, :math:`y_i \\sim
@@ -104,7 +106,8 @@ def beta_moment(a, b, order):
                         / (sp.gamma(a) * sp.gamma(a + b + order)))
 
 
-def exponential_mechanism_log_ratio(f, y, r, alpha):
+def exponential_mechanism_log_ratio(f: Sequence[sp.Expr], y: Sequence[sp.Expr], r: sp.Expr,
+                                    alpha: sp.Expr) -> tuple[sp.Expr, sp.Expr]:
     """The log of eq. (2) with the KL loss over the Dirichlet kernel, and :math:`N_f H(\\tilde f)`.
 
     Section 2.2 of the paper: with the loss :math:`D_{KL}(\\tilde f(x) \\| y)`, the scale

@@ -11,13 +11,14 @@ two log-densities, along a path to the boundary; these are the two log-densities
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
 from lib.mechanisms.dirichlet.divergence import kl_divergence
 from lib.mechanisms.dirichlet.special import log_multivariate_beta
 
 
-def dirichlet_log_density(points, concentration):
+def dirichlet_log_density(points: ArrayLike, concentration: ArrayLike) -> np.ndarray | float:
     """Log-density of :math:`\\mathrm{Dirichlet}(u)` at points of the open simplex.
 
     :math:`\\log p_u(y) = \\sum_i (u_i - 1)\\log y_i - \\log B(u)`, with :math:`B` the
@@ -48,7 +49,8 @@ def dirichlet_log_density(points, concentration):
             - log_multivariate_beta(concentration))
 
 
-def exponential_mechanism_log_density(points, counts, r, alpha):
+def exponential_mechanism_log_density(points: ArrayLike, counts: ArrayLike, r: float,
+                                      alpha: float) -> np.ndarray | float:
     """Unnormalised log-density of eq. (2) with the KL loss and the Dirichlet base measure.
 
     :math:`-r N_f D_{KL}(\\tilde f \\| y) + (\\alpha - 1)\\sum_i \\log y_i`, the logarithm of

@@ -16,9 +16,12 @@ that comparison that are not a mechanism:
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import itertools
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
 from lib.mechanisms.dirichlet.divergence import kl_divergence
@@ -29,7 +32,7 @@ from lib.mechanisms.gohari.reference import delta_by_fixed_rule
 MAX_HISTOGRAMS = 10**5
 
 
-def worst_log_beta_ratio(n_total, d, r, lam):
+def worst_log_beta_ratio(n_total: int, d: int, r: float, lam: float) -> float:
     """:math:`\\max \\log B(r f' + \\alpha) - \\log B(r f + \\alpha)` over moves :math:`f \\to f'`, by brute force.
 
     Gohari et al.'s guarantee (eq. (7) of the paper) bounds the ratio of the normalising
@@ -82,7 +85,7 @@ def worst_log_beta_ratio(n_total, d, r, lam):
     return worst
 
 
-def fixed_rule_delta(gammas, vertices, n_nodes):
+def fixed_rule_delta(gammas: ArrayLike, vertices: Sequence[ArrayLike], n_nodes: int) -> np.ndarray:
     """The largest :math:`\\delta(\\gamma)` over the vertices of :math:`\\Omega`, by a fixed product rule.
 
     The original code evaluates :math:`\\delta(\\gamma)` of eq. (7) at each vertex of the set
@@ -112,7 +115,7 @@ def fixed_rule_delta(gammas, vertices, n_nodes):
     return np.max([delta_by_fixed_rule(gammas, v, n_nodes) for v in vertices], axis=0)
 
 
-def sampled_kl_losses(counts, r, alpha, n_draws, rng):
+def sampled_kl_losses(counts: ArrayLike, r: float, alpha: float, n_draws: int, rng: np.random.Generator) -> np.ndarray:
     """:math:`D_{KL}(\\tilde f \\| y)` of ``n_draws`` independent releases :math:`y \\sim \\mathrm{Dirichlet}(r f + \\alpha)`.
 
     The loss the paper's Figure 3 (bottom) plots, with :math:`\\tilde f = f / N`: one
@@ -146,7 +149,7 @@ def sampled_kl_losses(counts, r, alpha, n_draws, rng):
     return kl_divergence(counts / counts.sum(), y)
 
 
-def limiting_kl_loss(counts, lam):
+def limiting_kl_loss(counts: ArrayLike, lam: float) -> float:
     """:math:`D_{KL}(\\tilde f \\| m_\\infty)`, the loss of the limit of Algorithm 1's output mean as :math:`r \\to \\infty`.
 
     With Line 2's :math:`\\alpha = 1 + 4(\\lambda - 1) r` (:math:`\\Delta_\\infty = 1`) the mean

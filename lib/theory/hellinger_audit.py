@@ -19,12 +19,13 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from lib import validation
 from lib.mechanisms.dirichlet.divergence import hellinger_dirichlet
 from lib.mechanisms.hellinger import (HellingerExponential, MAX_CANDIDATES, SmoothedHellinger, posteriors)
-from lib.privacy.guarantees import ApproximateDP, PureDP
+from lib.privacy.guarantees import ApproximateDP, Guarantee, PureDP
 
 MAX_EXACT_CANDIDATES = 2_001
 """Largest candidate set that :func:`audited_guarantee` audits exactly (``n <= 2000`` for ``k = 2``: about
@@ -64,7 +65,7 @@ def _counts_1d(counts, name: str, low: int, high: int) -> np.ndarray:
 
 # --- Sensitivities by their definitions --------------------------------------------------
 
-def local_sensitivity_brute(hmat, neighbours) -> np.ndarray:
+def local_sensitivity_brute(hmat: np.ndarray, neighbours: np.ndarray) -> np.ndarray:
     """Local sensitivity by definition: max over neighbours and over every candidate ``r``.
 
     Parameters
@@ -93,7 +94,7 @@ def local_sensitivity_brute(hmat, neighbours) -> np.ndarray:
 
 
 
-def smooth_sensitivity_brute_beta(prior, n, gamma) -> np.ndarray:
+def smooth_sensitivity_brute_beta(prior: ArrayLike, n: int, gamma: float) -> tuple[np.ndarray, np.ndarray]:
     """Eq. (1) by definition over all :math:`2^n` binary data sets (tests only, ``n <= 14``).
 
     Returns S indexed by data set (rows of ``itertools.product`` order) together with each
@@ -194,7 +195,7 @@ def _pairs(neighbours, n_rows: int):
     return key // n_rows, key % n_rows
 
 
-def audit(log_pmf_matrix, neighbours, epsilons, orders=()) -> Audit:
+def audit(log_pmf_matrix: np.ndarray, neighbours: np.ndarray, epsilons: ArrayLike, orders: ArrayLike = ()) -> Audit:
     """Exact :math:`\\delta(\\varepsilon)`, pure :math:`\\varepsilon` and Renyi curve of a mechanism.
 
     Outputs of probability 0 (log ``-inf``) are handled exactly: an output impossible on both
@@ -280,7 +281,8 @@ def _vectors(counts, n):
     return np.stack([counts, n - counts], axis=1)
 
 
-def log_pmf_rows_beta(prior, n, epsilon, delta, counts, *, global_sensitivity=False) -> np.ndarray:
+def log_pmf_rows_beta(prior: ArrayLike, n: int, epsilon: float, delta: float, counts: ArrayLike, *,
+                      global_sensitivity: bool = False) -> np.ndarray:
     """Rows of :math:`\\log\\Pr[\\mathcal M_{\\mathcal H}(x) = r]` for the data sets with the given ``counts``.
 
     O(n) memory per row, so pairs of neighbouring data sets can be audited exactly at sizes
@@ -297,7 +299,8 @@ def log_pmf_rows_beta(prior, n, epsilon, delta, counts, *, global_sensitivity=Fa
     return _beta_mechanism(prior, n, epsilon, delta, global_sensitivity).log_pmf_rows(_vectors(counts, n))
 
 
-def audit_counts(prior, n, epsilon, delta, counts, epsilons=None, orders=()) -> Audit:
+def audit_counts(prior: ArrayLike, n: int, epsilon: float, delta: float, counts: ArrayLike,
+                 epsilons: ArrayLike | None = None, orders: ArrayLike = ()) -> Audit:
     """:func:`audit` restricted to the pairs ``(a, a + 1)`` for ``a`` in ``counts`` (both directions).
 
     Exact for those pairs; a violation found here is a violation of the claim, while a pass
@@ -331,7 +334,7 @@ def _merge(a: Audit, b: Audit) -> Audit:
                  np.maximum(a.renyi, b.renyi), worst, pure_pair)
 
 
-def audited_guarantee(mech):
+def audited_guarantee(mech: SmoothedHellinger) -> Guarantee:
     """The privacy statement of one setting of :math:`\\mathcal M_{\\mathcal H}`, after its exact audit.
 
     Parameters
@@ -401,7 +404,7 @@ def _row_and_distances(log_pmf_row, hellinger_row):
     return lp, h
 
 
-def tail_exact(log_pmf_row, hellinger_row, c) -> np.ndarray:
+def tail_exact(log_pmf_row: np.ndarray, hellinger_row: np.ndarray, c: ArrayLike) -> np.ndarray:
     """The note's first, exact tail: :math:`\\Pr[\\mathcal H(\\mathrm{BI}(x), z) \\ge c]` at each ``c``.
 
     ``log_pmf_row`` is one normalised log output distribution, ``hellinger_row`` the distance of
@@ -418,7 +421,7 @@ def tail_exact(log_pmf_row, hellinger_row, c) -> np.ndarray:
     return tail[np.searchsorted(h_sorted, c.reshape(-1), side="left")].reshape(c.shape)
 
 
-def tail_bounds(hellinger_row, scale, epsilon, c) -> dict:
+def tail_bounds(hellinger_row: np.ndarray, scale: float, epsilon: float, c: ArrayLike) -> dict:
     """The tail bounds of the note's Section 4.2 at thresholds ``c``, in the mechanism's own scale.
 
     ``as_written`` is the second bound with the exponent printed in the note,
@@ -448,7 +451,8 @@ def tail_bounds(hellinger_row, scale, epsilon, c) -> dict:
 
 # --- The proof's lemmas on a discrete output (note, Section 3.1) ---------------------------
 
-def score_atoms(log_pmf_row, hellinger_row, atol=1e-12):
+def score_atoms(log_pmf_row: np.ndarray, hellinger_row: np.ndarray,
+                atol: float = 1e-12) -> tuple[np.ndarray, np.ndarray]:
     """The law of the score :math:`u = -\\mathcal H(\\mathrm{BI}(x), z)` of one output distribution.
 
     Candidates whose distances agree to ``atol`` are one atom (the note's ties). Returns
@@ -465,7 +469,8 @@ def score_atoms(log_pmf_row, hellinger_row, atol=1e-12):
     return score[new_atom], np.bincount(ids, weights=p)
 
 
-def lemma_violation(scores, probs, epsilon, delta, *, shift=0.0, log_dilation=0.0, atol=1e-12):
+def lemma_violation(scores: np.ndarray, probs: np.ndarray, epsilon: float, delta: float, *, shift: float = 0.0,
+                    log_dilation: float = 0.0, atol: float = 1e-12) -> dict[str, float]:
     """How far the note's sliding (Lemma 3.1) or dilation (Lemma 3.2) inequality fails on a discrete score law.
 
     For every atom :math:`s` the lemma claims :math:`\\Pr[u = s] \\le e^{\\varepsilon/2}\\Pr[u = T(s)] +
@@ -493,7 +498,8 @@ def lemma_violation(scores, probs, epsilon, delta, *, shift=0.0, log_dilation=0.
             "matched": int(out["matched"])}
 
 
-def lemma_violations(scores, probs, epsilon, delta, *, shift=0.0, log_dilation=0.0, atol=1e-12):
+def lemma_violations(scores: np.ndarray, probs: np.ndarray, epsilon: float, delta: float, *, shift: ArrayLike = 0.0,
+                     log_dilation: ArrayLike = 0.0, atol: float = 1e-12) -> dict[str, np.ndarray]:
     """:func:`lemma_violation` for many transforms at once: ``shift`` and ``log_dilation`` are arrays that broadcast.
 
     Transform ``i`` is :math:`T_i(s) = (s + \\Delta_i) e^{\\lambda_i}`; every atom's image under
@@ -536,7 +542,7 @@ def lemma_violations(scores, probs, epsilon, delta, *, shift=0.0, log_dilation=0
             "gap": np.where(hit, np.inf, dist).min(axis=-1), "matched": hit.sum(axis=-1)}
 
 
-def proof_delta(epsilon, delta):
+def proof_delta(epsilon: ArrayLike, delta: ArrayLike) -> dict[str, np.ndarray | float]:
     """The :math:`\\delta` that the chain of the note's Lemma 3.3 carries, in units of ``delta``.
 
     ``as_written``: the chain keeps only the dilation's term, :math:`e^{\\varepsilon/2}\\delta/2` (the
@@ -552,7 +558,7 @@ def proof_delta(epsilon, delta):
 
 # --- The Dirichlet mechanism at d = 2, exactly ----------------------------------------------
 
-def beta_hockey_stick(u, v, epsilon) -> np.ndarray:
+def beta_hockey_stick(u: ArrayLike, v: ArrayLike, epsilon: ArrayLike) -> np.ndarray:
     """Exact :math:`\\delta = \\sup_A P(A) - e^{\\varepsilon}Q(A)` for :math:`P = \\mathrm{Beta}(u)`, :math:`Q = \\mathrm{Beta}(v)`.
 
     For parameters with equal totals, :math:`u_1 + u_2 = v_1 + v_2` (the Dirichlet mechanism on
@@ -612,7 +618,7 @@ def _pair_deltas(r, alpha, n, epsilon, a):
     return np.maximum(beta_hockey_stick(u, v, epsilon), beta_hockey_stick(v, u, epsilon))
 
 
-def dirichlet_worst_delta(r, alpha, n, epsilon, *, counts=None) -> float:
+def dirichlet_worst_delta(r: float, alpha: float, n: int, epsilon: float, *, counts: ArrayLike | None = None) -> float:
     """Exact worst-case :math:`\\delta` of the Dirichlet mechanism :math:`\\mathrm{Beta}(r c + \\alpha)` over all neighbours of total ``n``.
 
     The pairs are ``(a, a + 1)`` for ``a`` in ``counts`` (default: all ``0 .. n - 1``), both directions.
@@ -627,7 +633,7 @@ def dirichlet_worst_delta(r, alpha, n, epsilon, *, counts=None) -> float:
     return float(_pair_deltas(r, alpha, n, epsilon, a).max())
 
 
-def dirichlet_exact_scale(alpha, n, epsilon, delta) -> float:
+def dirichlet_exact_scale(alpha: float, n: int, epsilon: float, delta: float) -> float:
     """Largest scale :math:`r` with exact worst-case :math:`\\delta` at most ``delta`` (bisection in log r).
 
     Raises

@@ -11,16 +11,21 @@ enough digits to serve as its reference.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import mpmath as mp
 
 from lib import validation
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 
 def _log_beta(a):
     return mp.fsum(mp.loggamma(x) for x in a) - mp.loggamma(mp.fsum(a))
 
 
-def hellinger_beta_formula(u, v, *, dps=80) -> float:
+def hellinger_beta_formula(u: ArrayLike, v: ArrayLike, *, dps: int = 80) -> float:
     """:math:`\\sqrt{-\\operatorname{expm1}(\\log B(\\tfrac{u+v}{2}) - \\tfrac12(\\log B(u) + \\log B(v)))}` at ``dps`` digits.
 
     The note's formula for the Hellinger distance of :math:`\\mathrm{Dir}(u)` and

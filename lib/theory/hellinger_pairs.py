@@ -27,7 +27,7 @@ def _prior(prior) -> tuple[float, float]:
     return float(arr[0]), float(arr[1])
 
 
-def tied_score_pairs(prior, n, a, *, atol=1e-12) -> int:
+def tied_score_pairs(prior: tuple[float, float], n: int, a: int, *, atol: float = 1e-12) -> int:
     """How many adjacent pairs of the sorted scores coincide, the true posterior left out.
 
     The proof of the note's Lemma 3.1 rests on two candidates sharing every score. On the data
@@ -62,7 +62,7 @@ def tied_score_pairs(prior, n, a, *, atol=1e-12) -> int:
     return int(np.sum(np.isclose(h[1:], h[:-1], rtol=0, atol=atol)))
 
 
-def pair_label(prior, n, pair) -> tuple[int, int]:
+def pair_label(prior: tuple[float, float], n: int, pair: tuple[int, int]) -> tuple[int, int]:
     """The neighbouring pair ``(a, a + 1)`` as the book prints it.
 
     A symmetric prior's mirror image :math:`(n - 1 - a, n - a)` spends the same to rounding, so
@@ -100,7 +100,7 @@ def _log_pmf(log_pmf) -> np.ndarray:
     return lp
 
 
-def pair_spend(log_pmf, epsilon) -> np.ndarray:
+def pair_spend(log_pmf: np.ndarray, epsilon: float) -> np.ndarray:
     """The pure epsilon each pair of neighbouring counts spends, as a fraction of ``epsilon``.
 
     Entry ``a`` is :math:`\\max_r |\\log P_a(r) - \\log P_{a+1}(r)| / \\varepsilon`, the smallest
@@ -124,7 +124,7 @@ def pair_spend(log_pmf, epsilon) -> np.ndarray:
     return np.abs(np.diff(lp, axis=0)).max(axis=1) / epsilon
 
 
-def spend_by_label(prior, log_pmf, epsilon) -> dict:
+def spend_by_label(prior: tuple[float, float], log_pmf: np.ndarray, epsilon: float) -> dict:
     """The largest :func:`pair_spend` under each :func:`pair_label` (mirror images combined).
 
     Parameters

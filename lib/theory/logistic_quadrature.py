@@ -27,6 +27,7 @@ checked; the privacy statements themselves live in :mod:`lib.mechanisms.logistic
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from lib import validation
@@ -41,7 +42,8 @@ MAX_GRID_CELLS = 10**8
 _LABELS = ("flip", "random")
 
 
-def random_neighbours(n, rng, *, c=1.0, label="flip"):
+def random_neighbours(n: int, rng: np.random.Generator, *, c: float = 1.0,
+                      label: str = "flip") -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """One random one-dimensional data set and a neighbour that replaces its first row.
 
     Features are uniform on :math:`[-c, c]` and labels uniform on {0, 1}. The neighbour's
@@ -77,7 +79,7 @@ def random_neighbours(n, rng, *, c=1.0, label="flip"):
     return (x, y), (x2, y2)
 
 
-def log_posterior_on_grid(grid, x, y, beta, *, rho=1.0):
+def log_posterior_on_grid(grid: ArrayLike, x: ArrayLike, y: ArrayLike, beta: float, *, rho: float = 1.0) -> np.ndarray:
     """The log posterior :math:`p_{\\beta,\\rho}(w \\mid D)` of eq. (6) on a grid of weights.
 
     One-dimensional weights and features; the log density is normalised so that its
@@ -111,7 +113,7 @@ def log_posterior_on_grid(grid, x, y, beta, *, rho=1.0):
     return lp - special.logsumexp(lp)
 
 
-def renyi_on_grid(lp, lq, orders):
+def renyi_on_grid(lp: ArrayLike, lq: ArrayLike, orders: ArrayLike) -> np.ndarray:
     """Rényi divergences :math:`D_\\lambda(P\\|Q)` of two laws given by normalised log masses on one grid.
 
     :math:`D_\\lambda = \\log\\sum_w p(w)^\\lambda q(w)^{1-\\lambda} / (\\lambda - 1)` (eq. (2) of
@@ -146,7 +148,7 @@ def renyi_on_grid(lp, lq, orders):
     return np.array([special.logsumexp(o * lp + (1 - o) * lq) / (o - 1) for o in orders])
 
 
-def log_ratio_on_grid(lp, lq):
+def log_ratio_on_grid(lp: ArrayLike, lq: ArrayLike) -> float:
     """The largest :math:`|\\log p(w) - \\log q(w)|` over a grid: the pure-DP privacy loss there.
 
     Parameters
@@ -166,7 +168,8 @@ def _grid(half_width, n_grid):
     return np.linspace(-half_width, half_width, n_grid)
 
 
-def worst_renyi(n, beta, orders, rng, *, rho=1.0, n_pairs=30, c=1.0, half_width=20.0, n_grid=40001):
+def worst_renyi(n: int, beta: float, orders: ArrayLike, rng: np.random.Generator, *, rho: float = 1.0,
+                n_pairs: int = 30, c: float = 1.0, half_width: float = 20.0, n_grid: int = 40001) -> np.ndarray:
     """Largest Rényi divergence at each order between the posteriors of random one-dimensional neighbours.
 
     For each of ``n_pairs`` pairs from :func:`random_neighbours` (label flipped), both
@@ -213,7 +216,8 @@ def worst_renyi(n, beta, orders, rng, *, rho=1.0, n_pairs=30, c=1.0, half_width=
     return worst
 
 
-def worst_log_ratio(n, beta, rho, rng, *, n_pairs=100, c=1.0, n_grid=20001):
+def worst_log_ratio(n: int, beta: float, rho: float, rng: np.random.Generator, *, n_pairs: int = 100, c: float = 1.0,
+                    n_grid: int = 20001) -> float:
     """Largest log density ratio between the OPS posteriors of random one-dimensional neighbours.
 
     OPS samples :math:`p_{\\beta,\\rho}` with the prior truncated to :math:`|w| \\le c/\\beta`

@@ -22,10 +22,16 @@ which is why chapter 14 reports the share of empty cells beside :math:`p`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    from lib.mechanisms.protocol import Mechanism
 
 
-def pseudo_count(release) -> float:
+def pseudo_count(release: Mechanism) -> float:
     """The records per cell that a Dirichlet-sampling release adds to the counts.
 
     Parameters
@@ -56,7 +62,7 @@ def pseudo_count(release) -> float:
                     f"prior_value and scale); got {type(release).__name__}")
 
 
-def median_pseudo_count(releases) -> float:
+def median_pseudo_count(releases: Sequence[Mechanism]) -> float:
     """The median of :func:`pseudo_count` over the releases of a model (e.g. one per table).
 
     Parameters
@@ -74,7 +80,7 @@ def median_pseudo_count(releases) -> float:
     return float(np.median(values))
 
 
-def empty_cell_share(tables) -> float:
+def empty_cell_share(tables: Sequence[ArrayLike]) -> float:
     """The share of the cells of count tables that hold no record.
 
     Parameters

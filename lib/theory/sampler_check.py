@@ -15,14 +15,14 @@ could not detect.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from lib import validation
 from lib.models.logistic_regression import (effective_sample_size, effective_sample_size_batch_means,
-                                            error_rate, mode, sample)
+                                            error_rate, mode, sample, Settings)
 
 __all__ = ["SamplerCheck", "check_sampler"]
 
@@ -49,8 +49,8 @@ class SamplerCheck(NamedTuple):
     acceptance_mala: float
 
 
-def check_sampler(data, setting, seed, *, n_sweeps, n_ref_chains, n_ref_steps, burn, thin=4, n_ours=100,
-                  mala_step=0.6):
+def check_sampler(data: Any, setting: Settings, seed: int, *, n_sweeps: int, n_ref_chains: int, n_ref_steps: int,
+                  burn: int, thin: int = 4, n_ours: int = 100, mala_step: float = 0.6) -> list[SamplerCheck]:
     """The book's draws (``n_sweeps`` sweeps of independence MH) against long chains of MALA alone.
 
     Both runs share the posteriors' modes and Hessians (one :func:`mode` call). The book's

@@ -12,9 +12,12 @@ closed forms and recipes of :mod:`lib.mechanisms.smooth_sensitivity` are checked
 
 from __future__ import annotations
 
+from typing import Callable
+
 import itertools
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
 
@@ -31,7 +34,7 @@ def _statistic(f):
     return f
 
 
-def local_sensitivity_enumerated(f, y, grid) -> float:
+def local_sensitivity_enumerated(f: Callable[..., np.ndarray], y: ArrayLike, grid: ArrayLike) -> float:
     """Largest change of ``f`` when one value of a sample is replaced by a grid point or the mean of the others.
 
     Parameters
@@ -64,7 +67,7 @@ def local_sensitivity_enumerated(f, y, grid) -> float:
     return max(0.0, float(np.max(np.abs(f(z, axis=-1) - f(y, axis=-1)[:, None, None]))))
 
 
-def sensitivity_at_distance_enumerated(f, x, k, grid) -> float:
+def sensitivity_at_distance_enumerated(f: Callable[..., np.ndarray], x: ArrayLike, k: int, grid: ArrayLike) -> float:
     """:math:`A^{(k)}(x)` by enumeration: the largest local sensitivity over every sample within distance ``k``.
 
     Every choice of at most ``k`` positions of ``x`` and grid values for them is enumerated

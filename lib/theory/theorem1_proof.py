@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import mpmath as mp
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from lib import validation
 
 
-def lagrange_slack(u, delta, lam, *, digits: int = 40):
+def lagrange_slack(u: float, delta: float, lam: float, *, digits: int = 40) -> mp.mpf:
     """How far inside its interval each :math:`\\psi'(\\xi)` of the Taylor expansions lies.
 
     Appendix E expands, for one bin with :math:`u = u_i` and :math:`\\delta = u_i - u'_i`,
@@ -87,7 +88,7 @@ def lagrange_slack(u, delta, lam, *, digits: int = 40):
         return slack
 
 
-def dirichlet_kl_closed_form(u, v):
+def dirichlet_kl_closed_form(u: ArrayLike, v: ArrayLike) -> float:
     """The KL divergence :math:`D_{KL}(\\mathrm{Dir}(u) \\| \\mathrm{Dir}(v))` as Case 2 of the proof writes it.
 
     .. math::

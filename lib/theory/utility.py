@@ -18,9 +18,11 @@ the sample complexity of Algorithm 1 that Section 4 derives from it.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import optimize, special, stats
 
 from lib import validation
+from lib.validation import SeedLike
 from lib.mechanisms.dirichlet.calibration import calibrate
 from lib.mechanisms.dirichlet.moments import expected_kl_loss
 from lib.mechanisms.dirichlet.special import log_multivariate_beta
@@ -38,7 +40,7 @@ def _dimension(d) -> np.ndarray:
     return d
 
 
-def min_beta(d, alpha, eta):
+def min_beta(d: ArrayLike, alpha: ArrayLike, eta: ArrayLike) -> np.ndarray | float:
     """The smallest :math:`\\beta` that Theorem 2 allows: :math:`d\\alpha / (e^{\\eta/2} - 1)`.
 
     Parameters
@@ -80,7 +82,7 @@ def _theorem2_inputs(d, alpha, beta, eta):
     return d, alpha, beta, eta
 
 
-def theorem2_exponent(eta):
+def theorem2_exponent(eta: ArrayLike) -> np.ndarray | float:
     """The rate :math:`\\eta^2 / (2(2+\\eta)(4+3\\eta))` of Theorem 2, per unit of :math:`\\beta`.
 
     Parameters
@@ -97,7 +99,7 @@ def theorem2_exponent(eta):
     return (eta**2 / (2 * (2 + eta) * (4 + 3 * eta)))[()]
 
 
-def theorem2_bound(d, alpha, beta, eta):
+def theorem2_bound(d: ArrayLike, alpha: ArrayLike, beta: ArrayLike, eta: ArrayLike) -> np.ndarray | float:
     """Theorem 2: the bound on :math:`\\Pr[D_{KL}(p \\| q) > \\eta]`, :math:`q \\sim \\mathrm{Dir}(\\beta p + \\alpha)`.
 
     .. math::
@@ -147,7 +149,8 @@ def theorem2_bound(d, alpha, beta, eta):
     return np.exp(-beta * eta**2 / (2 * (2 + eta) * (4 + 3 * eta)))[()]
 
 
-def chernoff_exponent(t, d, alpha, beta, eta):
+def chernoff_exponent(t: ArrayLike, d: ArrayLike, alpha: ArrayLike, beta: ArrayLike,
+                      eta: ArrayLike) -> np.ndarray | float:
     """The exponent :math:`f(t)` of eq. (21).
 
     .. math::
@@ -199,7 +202,7 @@ def _w_minus_one(z):
     raise RuntimeError("Lambert W iteration did not converge")  # pragma: no cover
 
 
-def lambert_argument_log(d, alpha, beta, eta):
+def lambert_argument_log(d: ArrayLike, alpha: ArrayLike, beta: ArrayLike, eta: ArrayLike) -> np.ndarray | float:
     """:math:`\\log x` for the argument :math:`x = \\beta e^{1+\\eta}/(\\beta + d\\alpha)` of :math:`W` in eq. (22).
 
     Returned as a logarithm, :math:`1 + \\eta - \\log(1 + d\\alpha/\\beta)`, because
@@ -209,7 +212,7 @@ def lambert_argument_log(d, alpha, beta, eta):
     return (1 + eta - np.log1p(d * alpha / beta))[()]
 
 
-def optimal_t(d, alpha, beta, eta):
+def optimal_t(d: ArrayLike, alpha: ArrayLike, beta: ArrayLike, eta: ArrayLike) -> np.ndarray | float:
     """The minimiser :math:`t^*` of :math:`f` in eq. (21), through the Lambert W function.
 
     .. math::
@@ -236,7 +239,7 @@ def optimal_t(d, alpha, beta, eta):
     return (beta * v / (1 + v))[()]
 
 
-def chernoff_bound(d, alpha, beta, eta):
+def chernoff_bound(d: ArrayLike, alpha: ArrayLike, beta: ArrayLike, eta: ArrayLike) -> np.ndarray | float:
     """The bound :math:`e^{f(t^*)}` of eq. (22), before the Hoorfar-Hassani step.
 
     .. math::
@@ -256,7 +259,7 @@ def chernoff_bound(d, alpha, beta, eta):
     return np.exp(-beta * v**2 / (1 + v))[()]
 
 
-def lambertw_lower_bound(x):
+def lambertw_lower_bound(x: ArrayLike) -> np.ndarray | float:
     """Hoorfar and Hassani (2008, Theorem 2.7): a lower bound on :math:`W(x)` for :math:`x \\ge e`.
 
     .. math::
@@ -278,7 +281,7 @@ def lambertw_lower_bound(x):
     return (lx - llx + llx / (2 * lx))[()]
 
 
-def digamma_bounds(x):
+def digamma_bounds(x: ArrayLike) -> tuple[np.ndarray | float, np.ndarray | float]:
     """The digamma bounds of eq. (19): :math:`\\log(x - 1/2) < \\psi(x) < \\log x` for :math:`x > 1/2`.
 
     Parameters
@@ -304,7 +307,7 @@ def _simplex_point(p):
     return p
 
 
-def log_moment(t, p, alpha, beta):
+def log_moment(t: ArrayLike, p: ArrayLike, alpha: float, beta: float) -> np.ndarray | float:
     """The logarithm of :math:`E[e^{t D_{KL}(p\\|q)}]`, :math:`q \\sim \\mathrm{Dir}(\\beta p + \\alpha)`, by eq. (20).
 
     .. math::
@@ -345,7 +348,7 @@ def log_moment(t, p, alpha, beta):
     )[()]
 
 
-def exact_chernoff_bound(p, alpha, beta, eta):
+def exact_chernoff_bound(p: ArrayLike, alpha: float, beta: float, eta: float) -> float:
     """The best Chernoff bound :math:`\\min_{t \\ge 0} e^{-t\\eta} E[e^{tD_{KL}(p\\|q)}]` from eq. (20).
 
     The first line of Appendix F's chain, optimised over :math:`t` without the
@@ -380,7 +383,7 @@ def exact_chernoff_bound(p, alpha, beta, eta):
     return float(np.exp(min(best.fun, 0.0)))
 
 
-def sample_kl(p, alpha, beta, size, rng=None):
+def sample_kl(p: ArrayLike, alpha: float, beta: float, size: int, rng: SeedLike = None) -> np.ndarray:
     """Draws of :math:`D_{KL}(p \\| q)` with :math:`q \\sim \\mathrm{Dirichlet}(\\beta p + \\alpha)`.
 
     :math:`q` is a vector of independent Gamma variables divided by their sum. A
@@ -430,7 +433,7 @@ def sample_kl(p, alpha, beta, size, rng=None):
     return np.maximum(out, 0.0)
 
 
-def clopper_pearson_lower(k, n, confidence=0.999):
+def clopper_pearson_lower(k: ArrayLike, n: ArrayLike, confidence: float = 0.999) -> np.ndarray | float:
     """One-sided Clopper-Pearson lower confidence bound for a binomial proportion.
 
     With :math:`k` successes in :math:`n` trials, the bound is the quantile of
@@ -463,7 +466,8 @@ def clopper_pearson_lower(k, n, confidence=0.999):
     return np.where(k > 0, bound, 0.0)[()]
 
 
-def sample_complexity(epsilon, lam, d, eta, delta, l2_sq=2.0, linf=1.0):
+def sample_complexity(epsilon: ArrayLike, lam: ArrayLike, d: ArrayLike, eta: ArrayLike, delta: ArrayLike,
+                      l2_sq: ArrayLike = 2.0, linf: ArrayLike = 1.0) -> np.ndarray | float:
     """The smallest total count :math:`N_f` for which Theorem 2 guarantees utility (Section 4).
 
     Algorithm 1 releases :math:`y \\sim \\mathrm{Dir}(rN_f\\tilde f(x) + \\alpha)`, so
@@ -509,7 +513,7 @@ def sample_complexity(epsilon, lam, d, eta, delta, l2_sq=2.0, linf=1.0):
     return (np.maximum(requirement, tail) / r)[()]
 
 
-def sample_complexity_rate(epsilon, lam, d, eta):
+def sample_complexity_rate(epsilon: ArrayLike, lam: ArrayLike, d: ArrayLike, eta: ArrayLike) -> np.ndarray | float:
     """The order of growth of :math:`N_f` stated at the end of Section 4 (no constants).
 
     .. math::
@@ -550,7 +554,7 @@ def sample_complexity_rate(epsilon, lam, d, eta):
     return np.where(epsilon >= 1, large, small)[()]
 
 
-def kl_moments(p, alpha, beta):
+def kl_moments(p: ArrayLike, alpha: float, beta: float) -> tuple[float, float]:
     """Exact mean and variance of :math:`D_{KL}(p \\| q)`, :math:`q \\sim \\mathrm{Dirichlet}(a)`, :math:`a = \\beta p + \\alpha`.
 
     With :math:`a_0 = \\sum_i a_i`, the Dirichlet facts
@@ -584,7 +588,7 @@ def kl_moments(p, alpha, beta):
     return float(mean), float(max(variance, 0.0))
 
 
-def cantelli_tail_lower_bound(p, alpha, beta, eta):
+def cantelli_tail_lower_bound(p: ArrayLike, alpha: float, beta: float, eta: float) -> float:
     """A rigorous lower bound on :math:`\\Pr[D_{KL}(p\\|q) > \\eta]` from the exact moments.
 
     Cantelli's one-sided inequality, :math:`\\Pr[X \\le \\mu - s] \\le \\sigma^2/(\\sigma^2 + s^2)`

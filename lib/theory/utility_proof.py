@@ -17,15 +17,19 @@ eq. (22)). Chapter 5 checks them against computations that do not share their co
 
 from __future__ import annotations
 
+from typing import Iterable, Mapping, Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 import sympy as sp
 from scipy import integrate, special, stats
 
 from lib import validation
+from lib.validation import SeedLike
 from lib.theory.utility import chernoff_exponent, log_moment, min_beta, optimal_t
 
 
-def moment_by_quadrature(t, p1, alpha, beta):
+def moment_by_quadrature(t: float, p1: float, alpha: float, beta: float) -> float:
     """:math:`E[e^{t D_{KL}(p \\| q)}]` for :math:`d = 2`, by quadrature against the Beta density.
 
     For :math:`p = (p_1, 1 - p_1)` and :math:`q \\sim \\mathrm{Dirichlet}(\\beta p + \\alpha)`, the
@@ -71,7 +75,7 @@ def moment_by_quadrature(t, p1, alpha, beta):
     return value
 
 
-def probe_points(d, rng):
+def probe_points(d: int, rng: SeedLike) -> list[np.ndarray]:
     """Three points :math:`p` of the simplex on which chapter 5 tests the proof of Theorem 2.
 
     The uniform distribution, a skewed one (:math:`p_i = 10^{-3}` for :math:`i \\ge 2`, the rest
@@ -96,7 +100,8 @@ def probe_points(d, rng):
     return [np.full(d, 1 / d), skewed, dirichlet]
 
 
-def worst_chernoff_gap(alpha, grid, points):
+def worst_chernoff_gap(alpha: float, grid: Iterable[tuple[int, float, float]],
+                       points: Mapping[int, Sequence[ArrayLike]]) -> float:
     """The largest :math:`\\log(e^{-t^*\\eta} E[e^{t^* D_{KL}}]) - f(t^*)` over a grid: Step 2 of Appendix F.
 
     Appendix F bounds the Chernoff quantity :math:`e^{-t\\eta}E[e^{tD_{KL}(p\\|q)}]` of eq. (20)
@@ -134,7 +139,7 @@ def worst_chernoff_gap(alpha, grid, points):
     return worst
 
 
-def use_lambert_identity(expr, w, x):
+def use_lambert_identity(expr: sp.Expr, w: sp.Symbol, x: sp.Expr) -> sp.Expr:
     """Expand the logarithms of ``expr`` and replace :math:`\\log w` by :math:`\\log x - w`.
 
     With :math:`w = W(x)` the Lambert W function satisfies :math:`w e^w = x`, that is
@@ -171,7 +176,7 @@ def use_lambert_identity(expr, w, x):
     return expr.subs(sp.log(w), sp.expand_log(sp.log(x), force=True) - w)
 
 
-def geometric_distribution(d):
+def geometric_distribution(d: int) -> np.ndarray:
     """The distribution :math:`p_i \\propto 2^{-i}`, :math:`i = 0, \\dots, d - 1`.
 
     A skewed point of the simplex whose smallest entry is about :math:`2^{-(d-1)}`; chapter 5
@@ -198,7 +203,7 @@ def geometric_distribution(d):
     return weights / weights.sum()
 
 
-def digamma_gap_excess(alpha, eta_grid):
+def digamma_gap_excess(alpha: float, eta_grid: ArrayLike) -> float:
     """:math:`\\max_\\eta\\,[\\log a - \\psi(a) - \\eta]` with :math:`a = \\alpha e^{\\eta/2}/(e^{\\eta/2} - 1)`.
 
     For :math:`p` uniform and :math:`\\beta` at Theorem 2's requirement :math:`d\\alpha /

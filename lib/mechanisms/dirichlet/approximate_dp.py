@@ -23,7 +23,10 @@ et al.'s guarantee composed over the releases in
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
 from lib.privacy.accounting import blame_target, dp_to_rdp, search_order, search_order_many
@@ -34,7 +37,8 @@ from lib.mechanisms.dirichlet.moments import expected_kl_rows
 from lib.mechanisms.protocol import L2_SQ, LINF
 
 
-def public_reference(n_total, domain_sizes, n_rows, *, exponent=1.0):
+def public_reference(n_total: float, domain_sizes: Sequence[int], n_rows: Sequence[int], *,
+                     exponent: float = 1.0) -> list[np.ndarray]:
     """Data-independent reference tables for the choice of order.
 
     The order of the Dirichlet releases is chosen by the expected KL loss
@@ -99,7 +103,7 @@ def _rows(histograms):
     return [np.concatenate(g) for g in groups.values()]
 
 
-def total_expected_kl(histograms, r, alpha):
+def total_expected_kl(histograms: Sequence[ArrayLike], r: ArrayLike, alpha: ArrayLike) -> np.ndarray | float:
     """Sum of :func:`lib.expected_kl_loss` over every row of every histogram.
 
     The loss of a whole model released by Algorithm 1 at ``(r, alpha)``: each
@@ -149,7 +153,8 @@ def _summed_kl(groups, r, alpha):
     return total[()]
 
 
-def model_order(epsilon_hat, delta, histograms, *, n_releases, grid_size=128) -> OrderChoice:
+def model_order(epsilon_hat: float, delta: float, histograms: Sequence[ArrayLike], *, n_releases: int,
+                grid_size: int = 128) -> OrderChoice:
     """The order that minimises :func:`total_expected_kl` of a model's tables.
 
     :func:`lib.mechanisms.dirichlet.order.optimal_order` for a model of several releases of
@@ -188,7 +193,8 @@ def model_order(epsilon_hat, delta, histograms, *, n_releases, grid_size=128) ->
         return OrderChoice(lam, float(r), float(alpha), level, float(total_expected_kl(rows, r, alpha)))
 
 
-def model_order_many(epsilon_hats, delta, histograms, *, n_releases, grid_size=128) -> list:
+def model_order_many(epsilon_hats: ArrayLike, delta: float, histograms: Sequence[ArrayLike], *, n_releases: int,
+                     grid_size: int = 128) -> list:
     """:func:`model_order` at every target of ``epsilon_hats`` (one ``delta``), searched together.
 
     The searches of all targets run together
@@ -251,7 +257,8 @@ def _order_search(targets, dlt, rows, m, grid_size):
             for i in range(len(targets))]
 
 
-def dirichlet_order(epsilon_hat, delta, n_releases, *, reference=None, rule="optimal") -> OrderChoice:
+def dirichlet_order(epsilon_hat: float, delta: float, n_releases: int, *, reference: Sequence[ArrayLike] | None = None,
+                    rule: str = "optimal") -> OrderChoice:
     """The order, RDP level and Algorithm 1 calibration of ``n_releases`` Dirichlet releases.
 
     All releases are made at one order :math:`\\lambda`, each
@@ -292,7 +299,8 @@ def dirichlet_order(epsilon_hat, delta, n_releases, *, reference=None, rule="opt
     raise ValueError(f"rule must be 'optimal' or 'fixed'; got {rule!r}")
 
 
-def exact_model_order_many(epsilon_hats, delta, histograms, *, n_releases) -> list:
+def exact_model_order_many(epsilon_hats: ArrayLike, delta: float, histograms: Sequence[ArrayLike], *,
+                           n_releases: int) -> list:
     """The exact calibration of a model's ``n_releases`` releases at its best order, for every target.
 
     :func:`lib.mechanisms.dirichlet.curve.search_exact_order` with the loss of

@@ -28,16 +28,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from lib import validation
 from lib.mechanisms.dirichlet.calibration import calibrate, rdp_epsilon
 from lib.mechanisms.dirichlet.divergence import lgamma_diff, renyi_excess
 from lib.mechanisms.dirichlet.moments import expected_kl_rows
-from lib.privacy.accountant import DEFAULT_ORDERS, Accountant
+from lib.privacy.accountant import DEFAULT_ORDERS, Accountant, Spent
 from lib.privacy.accounting import validated_target, dp_to_rdp, search_order_many
 from lib.privacy.guarantees import RenyiDP
 
@@ -45,7 +46,7 @@ from lib.privacy.guarantees import RenyiDP
 RELATIONS = ("replace", "add-remove")
 
 
-def divergence_term(a, delta, lam):
+def divergence_term(a: ArrayLike, delta: ArrayLike, lam: ArrayLike) -> np.ndarray | float:
     """One summand of eq. (17) divided by :math:`\\lambda - 1`.
 
     With :math:`a = u_i` and :math:`\\delta = u_i - u'_i`,
@@ -95,7 +96,8 @@ def divergence_term(a, delta, lam):
     return np.maximum(out, 0.0)[()]
 
 
-def worst_case_divergence(r, alpha, lam, *, relation: str = "replace"):
+def worst_case_divergence(r: ArrayLike, alpha: ArrayLike, lam: ArrayLike, *,
+                          relation: str = "replace") -> np.ndarray | float:
     """The exact largest Renyi divergence over all pairs of neighbouring histograms.
 
     For the mechanism :math:`\\mathrm{Dir}(r f + \\alpha)` the divergence between
@@ -165,7 +167,7 @@ def worst_case_divergence(r, alpha, lam, *, relation: str = "replace"):
     return np.maximum(removed, added)[()]
 
 
-def order_limit(r, alpha, linf=1.0):
+def order_limit(r: ArrayLike, alpha: ArrayLike, linf: ArrayLike = 1.0) -> np.ndarray | float:
     """The order :math:`1 + \\alpha/(r\\Delta_\\infty)` from which the worst case is infinite.
 
     Parameters
@@ -243,11 +245,11 @@ class DirichletCurve:
         """:func:`order_limit`: the curve is ``inf`` from this order on."""
         return float(order_limit(self.r, self.alpha))
 
-    def __call__(self, lam):
+    def __call__(self, lam: ArrayLike) -> np.ndarray | float:
         return worst_case_divergence(self.r, self.alpha, lam, relation=self.relation)
 
 
-def exact_curve(r, alpha, l2_sq=2.0, linf=1.0):
+def exact_curve(r: float, alpha: float, l2_sq: float = 2.0, linf: float = 1.0) -> DirichletCurve | None:
     """The exact curve of a Dirichlet release with sensitivities ``(l2_sq, linf)``, where one is known.
 
     Parameters
@@ -314,7 +316,8 @@ class ExactCalibration(NamedTuple):
     paper_epsilon: float
 
 
-def exact_epsilon_hat(r, alpha, delta, *, n_releases=1, relation="replace", orders=None):
+def exact_epsilon_hat(r: float, alpha: float, delta: float, *, n_releases: int = 1, relation: str = "replace",
+                      orders: ArrayLike | None = None) -> Spent:
     """The :math:`\\hat\\varepsilon` at ``delta`` of ``n_releases`` releases of :math:`\\mathrm{Dir}(r f + \\alpha)`.
 
     The exact curve (:class:`DirichletCurve`) composed ``n_releases`` times
@@ -398,8 +401,9 @@ def _finish(eps_hat, delta, n, lam, scale, l2_sq, linf, orders):
         f"the exact calibration does not meet epsilon_hat = {eps_hat[todo][0]:g}, delta = {delta:g}")
 
 
-def calibrate_exact(epsilon_hat, delta, lam=None, *, counts=None, n_releases=1, l2_sq=2.0, linf=1.0, orders=None,
-                    grid_size=128) -> ExactCalibration:
+def calibrate_exact(epsilon_hat: float, delta: float, lam: float | None = None, *, counts: ArrayLike | None = None,
+                    n_releases: int = 1, l2_sq: float = 2.0, linf: float = 1.0, orders: ArrayLike | None = None,
+                    grid_size: int = 128) -> ExactCalibration:
     """Algorithm 1 calibrated to an :math:`(\\hat\\varepsilon, \\delta)` target by its exact curve, at its best order.
 
     The paper calibrates :math:`m` releases to :math:`(\\hat\\varepsilon, \\delta)`
@@ -487,8 +491,9 @@ def _reference_rows(counts):
     return rows
 
 
-def calibrate_exact_many(epsilon_hats, delta, counts, *, n_releases=1, l2_sq=2.0, linf=1.0, orders=None,
-                         grid_size=128) -> list:
+def calibrate_exact_many(epsilon_hats: ArrayLike, delta: float, counts: ArrayLike, *, n_releases: int = 1,
+                         l2_sq: float = 2.0, linf: float = 1.0, orders: ArrayLike | None = None,
+                         grid_size: int = 128) -> list:
     """:func:`calibrate_exact` at its best order for every target of ``epsilon_hats``, searched together.
 
     The loss of an order is the expected KL loss summed over the rows of
@@ -513,8 +518,9 @@ def calibrate_exact_many(epsilon_hats, delta, counts, *, n_releases=1, l2_sq=2.0
 _START_STRIDES = (32, 8, 1)
 
 
-def search_exact_order(epsilon_hats, delta, loss, *, n_releases=1, l2_sq=2.0, linf=1.0, orders=None,
-                       grid_size=128) -> list:
+def search_exact_order(epsilon_hats: ArrayLike, delta: float, loss: Callable[..., np.ndarray], *, n_releases: int = 1,
+                       l2_sq: float = 2.0, linf: float = 1.0, orders: ArrayLike | None = None,
+                       grid_size: int = 128) -> list:
     """The order of Algorithm 1 that minimises ``loss`` at the exact calibration, for each target.
 
     At every order :math:`\\lambda` the scale is :func:`exact_scale` (the largest
@@ -696,7 +702,8 @@ def _best_conversion(r, alpha, n, orders, conversion, relation, near=None, plain
     return value[rows, j], best
 
 
-def exact_scale(lam, epsilon_hat, delta, *, n_releases=1, relation="replace", orders=None):
+def exact_scale(lam: ArrayLike, epsilon_hat: ArrayLike, delta: float, *, n_releases: int = 1, relation: str = "replace",
+                orders: ArrayLike | None = None) -> np.ndarray | float:
     """The largest scale at order ``lam`` whose exact curve meets an :math:`(\\hat\\varepsilon, \\delta)` target.
 
     Algorithm 1 at order :math:`\\lambda` releases :math:`\\mathrm{Dir}(r f +
@@ -752,7 +759,7 @@ def _grid(orders):
                               float).ravel())
 
 
-def exact_floor(delta, orders=None) -> float:
+def exact_floor(delta: float, orders: ArrayLike | None = None) -> float:
     """The smallest :math:`\\hat\\varepsilon` an exact calibration can meet at ``delta`` on the orders ``orders``.
 
     The conversion of eq. (14) adds :math:`\\log(1 - 1/a) - \\log(\\delta a) / (a - 1)`
@@ -771,7 +778,7 @@ def exact_floor(delta, orders=None) -> float:
     return float((np.log1p(-1 / grid) - np.log(delta * grid) / (grid - 1)).min())
 
 
-def check_above_floor(epsilon_hat, delta, orders=None) -> None:
+def check_above_floor(epsilon_hat: float, delta: float, orders: ArrayLike | None = None) -> None:
     """Refuse targets that no scale can meet (:func:`exact_floor`), naming ``epsilon_hat`` and the floor.
 
     Raises

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from lib import validation
@@ -30,7 +31,7 @@ def _stirling_tail(x):
     return acc / x
 
 
-def lgamma_diff(a, h):
+def lgamma_diff(a: ArrayLike, h: ArrayLike) -> np.ndarray:
     """``gammaln(a + h) - gammaln(a)`` without cancellation.
 
     Both Gamma values grow like ``a log a`` while their difference is close to
@@ -106,7 +107,7 @@ def _distinct(x):
     return values, lambda v: v[inverse]
 
 
-def lgamma_diff_fused(a, h):
+def lgamma_diff_fused(a: np.ndarray, h: np.ndarray) -> np.ndarray:
     """:func:`lgamma_diff` for 1-D float arrays, empty regimes skipped (the posterior samplers' search).
 
     The same regimes and formulas value by value (``polygamma(1, x)`` is
@@ -179,7 +180,7 @@ def _excess_below_one(a, delta, lam):
     return out
 
 
-def renyi_excess(a, delta, lam):
+def renyi_excess(a: ArrayLike, delta: ArrayLike, lam: ArrayLike) -> np.ndarray:
     """One term of eq. (17) divided by ``lam - 1``: ``(G + H) / (lam - 1)``.
 
     With ``a = u_i`` and ``delta = u_i - u'_i``:
@@ -206,7 +207,8 @@ def renyi_excess(a, delta, lam):
     return g + h
 
 
-def renyi_divergence_dirichlet(u, v, lam, *, below_one=False):
+def renyi_divergence_dirichlet(u: ArrayLike, v: ArrayLike, lam: ArrayLike, *,
+                               below_one: bool = False) -> np.ndarray | float:
     """Exact Renyi divergence :math:`D_\\lambda(\\mathrm{Dir}(u) \\,\\|\\, \\mathrm{Dir}(v))`.
 
     For :math:`\\lambda > 1`, eq. (16) of Appendix E gives, with
@@ -281,7 +283,7 @@ def renyi_divergence_dirichlet(u, v, lam, *, below_one=False):
     return out.reshape(batch)[()]
 
 
-def hellinger_dirichlet(u, v):
+def hellinger_dirichlet(u: ArrayLike, v: ArrayLike) -> np.ndarray | float:
     """Hellinger distance :math:`\\mathcal H(\\mathrm{Dir}(u), \\mathrm{Dir}(v))` without cancellation.
 
     With the Bhattacharyya coefficient :math:`BC = \\int \\sqrt{pq} =
@@ -314,7 +316,7 @@ def hellinger_dirichlet(u, v):
     return np.sqrt(-np.expm1(-0.5 * np.asarray(d_half)))[()]
 
 
-def kl_divergence(p, q):
+def kl_divergence(p: ArrayLike, q: ArrayLike) -> np.ndarray | float:
     """KL divergence :math:`D_{KL}(p \\| q) = \\sum_i p_i \\log(p_i / q_i)` of categorical distributions.
 
     The loss that the Dirichlet mechanism minimises (Section 2.2), with the

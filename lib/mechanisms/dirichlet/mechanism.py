@@ -18,10 +18,14 @@ Remark 2 adds a known lower bound :math:`b` on every count inside :math:`\\psi'`
 
 from __future__ import annotations
 
+from typing import Self, Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from lib import validation
+from lib.validation import SeedLike
 from lib.mechanisms.batching import batchable, log_views, normalise_rows, release_buffer
 from lib.mechanisms.dirichlet.approximate_dp import (dirichlet_order, exact_model_order_many, model_order_many,
                                                      public_reference)
@@ -70,7 +74,8 @@ class DirichletMechanism(Mechanism):
     #: "fixed" (the author's rule, :func:`lib.mechanisms.dirichlet.order.fixed_order`).
     order_rule = "optimal"
 
-    def __init__(self, epsilon, lam, l2_sq=2.0, linf=1.0, *, _solved=None):
+    def __init__(self, epsilon: float | None, lam: float | None, l2_sq: float | None = 2.0, linf: float | None = 1.0, *,
+                 _solved: tuple[float, float, Guarantee | None] | None = None) -> None:
         # ``_solved`` is for the two other constructors of this class: ``(r, alpha, statement)`` already
         # solved and checked by :meth:`from_concentration` (no RDP target: the four targets are None) or by
         # :meth:`_from_choice` (an order choice holds Line 1's solution at its level; statement None).
@@ -86,7 +91,7 @@ class DirichletMechanism(Mechanism):
         self._statement = None
 
     @classmethod
-    def from_concentration(cls, r, alpha, guarantee=None):
+    def from_concentration(cls, r: float, alpha: float, guarantee: Guarantee | None = None) -> Self:
         """A Dirichlet release with a given scale and pseudo-count, no RDP target.
 
         Line 3 of Algorithm 1 with :math:`r` and :math:`\\alpha` chosen by some
@@ -146,7 +151,7 @@ class DirichletMechanism(Mechanism):
         return cls(None, None, None, None, _solved=(r, alpha, guarantee))
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> Guarantee:
         """:math:`(\\lambda, \\varepsilon)`-RDP (Theorem 1); for :meth:`from_concentration`, its statement.
 
         The curve is the exact worst case over neighbouring histograms at every
@@ -265,7 +270,7 @@ class DirichletMechanism(Mechanism):
             f"linf={self.linf:g}; r={self.r:.6g}, alpha={self.alpha:.6g})"
         )
 
-    def concentration(self, counts) -> np.ndarray:
+    def concentration(self, counts: ArrayLike) -> np.ndarray:
         """The Dirichlet parameters :math:`r f(x) + \\alpha` of Line 3.
 
         Parameters
@@ -284,7 +289,7 @@ class DirichletMechanism(Mechanism):
             )
         return out
 
-    def worst_neighbour(self, counts):
+    def worst_neighbour(self, counts: ArrayLike) -> tuple[float, np.ndarray]:
         """The privacy this mechanism actually spends on one histogram.
 
         Theorem 1 bounds :math:`D_\\lambda` between the outputs on any two
@@ -316,7 +321,8 @@ class DirichletMechanism(Mechanism):
         return float(spent[worst]), neighbours[worst]
 
     @classmethod
-    def log_release_tables(cls, objects, tables, n_draws, rng):
+    def log_release_tables(cls, objects: Sequence[Mechanism], tables: Sequence[np.ndarray], n_draws: int,
+                           rng: np.random.Generator) -> list[np.ndarray]:
         """:meth:`lib.mechanisms.protocol.Mechanism.log_release_tables`, all tables in one buffer.
 
         Every concentration :math:`r f + \\alpha` is written in release order,
@@ -341,7 +347,7 @@ class DirichletMechanism(Mechanism):
         normalise_rows(flat, views)
         return log_views(flat, views)
 
-    def release(self, counts, rng=None) -> np.ndarray:
+    def release(self, counts: ArrayLike, rng: SeedLike = None) -> np.ndarray:
         """Line 3: one draw :math:`y \\sim \\mathrm{Dirichlet}(r f(x) + \\alpha)` per vector.
 
         Parameters

@@ -25,6 +25,7 @@ alpha : array_like
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from lib import validation
@@ -57,7 +58,7 @@ def _parameters(counts, r, alpha, *, need_total: bool = False):
     return counts, r, alpha, n_f, d
 
 
-def output_mean(counts, r, alpha):
+def output_mean(counts: ArrayLike, r: ArrayLike, alpha: ArrayLike) -> np.ndarray:
     """Mean of the mechanism's output, :math:`E[y_i] = (r f_i + \\alpha) / (r N_f + d\\alpha)`.
 
     The Dirichlet mean :math:`a_i / a_0` (Section 2.2, inside eq. (3)). It is the
@@ -84,7 +85,7 @@ def output_mean(counts, r, alpha):
     return (r * counts + alpha) / (r * n_f + d * alpha)
 
 
-def output_bias(counts, r, alpha):
+def output_bias(counts: ArrayLike, r: ArrayLike, alpha: ArrayLike) -> np.ndarray:
     """Signed bias :math:`E[y_i] - \\tilde f_i(x)` of the output, eq. (3).
 
     .. math::
@@ -113,7 +114,7 @@ def output_bias(counts, r, alpha):
     return alpha * (n_f - d * counts) / (n_f * (r * n_f + d * alpha))
 
 
-def output_variance(counts, r, alpha):
+def output_variance(counts: ArrayLike, r: ArrayLike, alpha: ArrayLike) -> np.ndarray:
     """Variance of each coordinate of the output (Section 2.2, after eq. (3)).
 
     .. math::
@@ -149,7 +150,7 @@ def output_variance(counts, r, alpha):
 MAX_MOMENT_ORDER = 10_000
 
 
-def output_raw_moment(counts, r, alpha, k):
+def output_raw_moment(counts: ArrayLike, r: ArrayLike, alpha: ArrayLike, k: int) -> np.ndarray:
     """Raw moment :math:`E[y_i^k]` of each coordinate of the output.
 
     The marginal :math:`y_i \\sim \\mathrm{Beta}(a_i, a_0 - a_i)` has
@@ -187,7 +188,7 @@ def output_raw_moment(counts, r, alpha, k):
     return out
 
 
-def expected_kl_loss(counts, r, alpha):
+def expected_kl_loss(counts: ArrayLike, r: ArrayLike, alpha: ArrayLike) -> np.ndarray | float:
     """Expected KL loss :math:`E\\,D_{KL}(\\tilde f \\,\\|\\, y)` of one Algorithm 1 release.
 
     For :math:`y \\sim \\mathrm{Dirichlet}(a)` with :math:`a = r f + \\alpha`,
@@ -239,7 +240,7 @@ def _expected_kl(counts, total, r, alpha, psi):
     return entropy - (share * psi).sum(axis=-1) + special.digamma(r * total + counts.shape[-1] * alpha)
 
 
-def expected_kl_rows(rows, r, alpha):
+def expected_kl_rows(rows: np.ndarray, r: ArrayLike, alpha: ArrayLike) -> np.ndarray:
     """:func:`expected_kl_loss` of ``rows`` (validated, shape (n, d), positive totals) at ``r`` and ``alpha``
     of one shape ``(..., 1)`` (one scale per leading index, the same for every row), shape ``(..., n)``.
 

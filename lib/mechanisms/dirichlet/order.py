@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
 from lib.mechanisms.dirichlet.calibration import calibrate
@@ -58,7 +59,8 @@ def _choice(eps_per_release, lam, l2_sq, linf, counts):
     return OrderChoice(float(lam), float(r), float(alpha), float(eps_per_release), kl)
 
 
-def fixed_order(epsilon_hat, delta, *, n_releases=1, l2_sq=2.0, linf=1.0, counts=None):
+def fixed_order(epsilon_hat: float, delta: float, *, n_releases: int = 1, l2_sq: float = 2.0, linf: float = 1.0,
+                counts: ArrayLike | None = None) -> OrderChoice:
     """The author's rule :math:`\\lambda = 1 + 1/\\varepsilon` for an :math:`(\\hat\\varepsilon, \\delta)` target.
 
     The original code does not choose the order by optimisation: it solves
@@ -125,7 +127,8 @@ def fixed_order(epsilon_hat, delta, *, n_releases=1, l2_sq=2.0, linf=1.0, counts
         return _choice(eps, 1 + 1 / eps, l2_sq, linf, counts)
 
 
-def optimal_order(epsilon_hat, delta, counts, *, n_releases=1, l2_sq=2.0, linf=1.0, lam_max=None, grid_size=128):
+def optimal_order(epsilon_hat: float, delta: float, counts: ArrayLike, *, n_releases: int = 1, l2_sq: float = 2.0,
+                  linf: float = 1.0, lam_max: float | None = None, grid_size: int = 128) -> OrderChoice:
     """The order that minimises the expected KL loss for an :math:`(\\hat\\varepsilon, \\delta)` target.
 
     Every order :math:`\\lambda > \\lambda_0` (:func:`min_order`) meets the target

@@ -7,6 +7,7 @@ drives the calibration of Algorithm 1 (Line 1) and the proof of Lemma 2.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from lib import validation
@@ -39,7 +40,7 @@ def _euler_maclaurin_tail_derivative(y):
     return -inv2 - inv2 * inv - acc * inv2 * inv2
 
 
-def trigamma_unchecked(x, *, derivative: bool = False):
+def trigamma_unchecked(x: np.ndarray, *, derivative: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """``psi'(x)`` (and ``psi''(x)`` if ``derivative``) for an array ``x > 0``, unvalidated.
 
     Eq. (5) term by term until the argument reaches 12, then the Euler-Maclaurin tail.
@@ -62,7 +63,7 @@ def trigamma_unchecked(x, *, derivative: bool = False):
     return value
 
 
-def trigamma(x):
+def trigamma(x: ArrayLike) -> np.ndarray | float:
     """The trigamma function :math:`\\psi'(x)` (Section 2.3).
 
     Evaluated as the paper suggests, by its series, eq. (5): the first terms
@@ -86,7 +87,7 @@ def trigamma(x):
     return trigamma_unchecked(validation.positive(x, "x"))[()]
 
 
-def tetragamma(x):
+def tetragamma(x: ArrayLike) -> np.ndarray | float:
     """The tetragamma function :math:`\\psi''(x) = -2\\sum_{k \\ge 0} (x + k)^{-3}`.
 
     Evaluated like :func:`trigamma`, from the derivative of eq. (5); it enters the
@@ -105,7 +106,7 @@ def tetragamma(x):
     return trigamma_unchecked(validation.positive(x, "x"), derivative=True)[1][()]
 
 
-def trigamma_series(x, n_terms: int, *, tail: bool = False):
+def trigamma_series(x: ArrayLike, n_terms: int, *, tail: bool = False) -> np.ndarray | float:
     """Partial sums of the series representation of eq. (5).
 
     Parameters
@@ -135,7 +136,7 @@ def trigamma_series(x, n_terms: int, *, tail: bool = False):
     return total[()]
 
 
-def trigamma_bounds(x):
+def trigamma_bounds(x: ArrayLike) -> tuple[np.ndarray | float, np.ndarray | float]:
     """The reciprocal bounds of eq. (6).
 
     Parameters
@@ -153,7 +154,7 @@ def trigamma_bounds(x):
     return (1 / x + 1 / (2 * x**2))[()], (1 / x + 1 / x**2)[()]
 
 
-def log_multivariate_beta(u):
+def log_multivariate_beta(u: ArrayLike) -> np.ndarray | float:
     """Logarithm of the multivariate Beta function along the last axis.
 
     Parameters

@@ -13,6 +13,7 @@ search alone.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from lib.mechanisms.gohari.guarantee import gohari_calibrate
@@ -142,7 +143,8 @@ def _solve_gamma_many(delta, verts, two, pars, d):
     return gamma, failed
 
 
-def gohari_calibrate_many(epsilon_hats, delta, *, lam, n_total, d, min_count=0) -> list:
+def gohari_calibrate_many(epsilon_hats: ArrayLike, delta: float, *, lam: float, n_total: float, d: int,
+                          min_count: int = 0) -> list:
     """:func:`lib.mechanisms.gohari.gohari_calibrate` of many releases at once: a list of GohariGuarantee or ValueError.
 
     Problem ``i`` is ``gohari_calibrate(epsilon_hats[i], delta[i], lam=lam,

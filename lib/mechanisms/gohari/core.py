@@ -16,9 +16,10 @@ sub-package validate and then call it.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 from numpy.polynomial import legendre
 from scipy import special
 
@@ -113,7 +114,7 @@ def _scalar(value, name, check):
     return validation.scalar(check(value, name), name)
 
 
-def check_target(epsilon_hat):
+def check_target(epsilon_hat: float) -> float:
     """The target :math:`\\hat\\varepsilon` of a calibration as a float in ``(0, EPSILON_HAT_MAX]``."""
     target = _scalar(epsilon_hat, "epsilon_hat", validation.positive)
     if target > EPSILON_HAT_MAX:
@@ -122,7 +123,7 @@ def check_target(epsilon_hat):
     return target
 
 
-def check_setting(r, lam, n_total, d, min_count):
+def check_setting(r: float, lam: float, n_total: float, d: int, min_count: int) -> tuple[float, float, float, int, int]:
     """Validate one release's setting; return floats r, lam, n_total, int d, m."""
     r = validation.scalar(validation.in_range(r, "r", 0.0, R_MAX, open_low=True, open_high=False), "r")
     lam = validation.scalar(validation.order(lam, "lam"), "lam")
@@ -136,7 +137,7 @@ def check_setting(r, lam, n_total, d, min_count):
     return r, lam, n_total, int(d), int(min_count)
 
 
-def params(r, lam, n_total, d, m) -> GohariParameters:
+def params(r: ArrayLike, lam: ArrayLike, n_total: ArrayLike, d: ArrayLike, m: ArrayLike) -> GohariParameters:
     """:class:`GohariParameters` of checked arguments (scalars, or arrays broadcast together)."""
     alpha = 1 + 4 * (lam - 1) * r
     k = n_total * r + alpha * d
@@ -158,7 +159,7 @@ def vertices(par: GohariParameters, two: bool) -> np.ndarray:
                      np.stack([k * e1, k * e2, k * (1 - e1 - e2)], axis=-1)], axis=-2)
 
 
-def union_tail(gamma, a):
+def union_tail(gamma: np.ndarray, a: np.ndarray) -> np.ndarray:
     """``Pr[min_i Z_i <= gamma]`` for ``Z ~ Dirichlet(a)``, unvalidated.
 
     ``gamma``: 1-D array below 1/n_parts; ``a``: concentrations, shape
@@ -195,7 +196,7 @@ def union_tail(gamma, a):
     return total
 
 
-def epsilon_hat_at(gamma, r, par: GohariParameters):
+def epsilon_hat_at(gamma: ArrayLike, r: ArrayLike, par: GohariParameters) -> np.ndarray | float:
     """:math:`\\hat\\varepsilon(\\gamma)` of checked arguments (arrays broadcast together).
 
     ``log B(k eta, k c) - log B(k eta + r, k c - r)``, ``c = 1 - eta - eta'``,
@@ -207,7 +208,8 @@ def epsilon_hat_at(gamma, r, par: GohariParameters):
     return (lgamma_diff(c - r, r) - lgamma_diff(a, r)) + r * (np.log1p(-(W_CHANGED - 1) * gamma) - np.log(gamma))
 
 
-def illinois(func, lo, f_lo, hi, f_hi, *, xtol, ftol):
+def illinois(func: Callable[[float], float], lo: float, f_lo: float, hi: float, f_hi: float, *, xtol: float,
+             ftol: float) -> tuple[float, float]:
     """Root of an increasing ``func`` on a bracket, by the Illinois method.
 
     ``f_lo <= 0 <= f_hi`` are the values at the ends. Regula falsi keeps the
@@ -244,7 +246,7 @@ def illinois(func, lo, f_lo, hi, f_hi, *, xtol, ftol):
         "are outside the range where it was verified")
 
 
-def solve_gamma(delta, par, d):
+def solve_gamma(delta: float, par: GohariParameters, d: int) -> float:
     """The root gamma of delta(gamma) = delta, in log gamma against log delta.
 
     In the tail delta(gamma) behaves like a power of gamma, so log delta is
@@ -314,7 +316,7 @@ def _unresolved(delta, par, d):
             f"(n_total at most {N_TOTAL_MAX:g} is supported)")
 
 
-def check_delta(delta):
+def check_delta(delta: float) -> float:
     """The target :math:`\\delta` as a float in ``[DELTA_FLOOR, 1)``."""
     delta = _scalar(delta, "delta", validation.open_unit)
     if delta < DELTA_FLOOR:

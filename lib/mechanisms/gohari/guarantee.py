@@ -57,6 +57,7 @@ The other modules of :mod:`lib.mechanisms.gohari` build on this one: many calibr
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
 from lib.mechanisms.gohari.core import (MAX_STEPS, R_RTOL, GohariGuarantee, GohariParameters, check_delta,
@@ -64,7 +65,7 @@ from lib.mechanisms.gohari.core import (MAX_STEPS, R_RTOL, GohariGuarantee, Goha
                                          union_tail, vertices)
 
 
-def gohari_parameters(r, lam, n_total, d, *, min_count=0) -> GohariParameters:
+def gohari_parameters(r: float, lam: float, n_total: float, d: int, *, min_count: int = 0) -> GohariParameters:
     """Gohari et al.'s :math:`(k, \\eta, \\eta')` for one Algorithm 1 release.
 
     Parameters
@@ -89,7 +90,7 @@ def gohari_parameters(r, lam, n_total, d, *, min_count=0) -> GohariParameters:
     """
     return params(*check_setting(r, lam, n_total, d, min_count))
 
-def min_part_cdf(gamma, a):
+def min_part_cdf(gamma: ArrayLike, a: ArrayLike) -> np.ndarray:
     """:math:`\\Pr[\\min_i Z_i \\le \\gamma]` for :math:`Z \\sim \\mathrm{Dirichlet}(a)` with 2 or 3 parts.
 
     One minus the probability in eq. (7) for one input :math:`v` (with
@@ -121,7 +122,8 @@ def _check_gamma(gamma, d):
     return validation.in_range(gamma, "gamma", 0.0, upper, open_low=True, open_high=True)
 
 
-def gohari_delta(gamma, r, lam, n_total, d, *, min_count=0):
+def gohari_delta(gamma: ArrayLike, r: float, lam: float, n_total: float, d: int, *,
+                 min_count: int = 0) -> np.ndarray | float:
     """Gohari et al.'s :math:`\\delta(\\gamma)` (eq. (7)) for one Algorithm 1 release.
 
     :math:`\\delta(\\gamma) = 1 - \\min_v \\Pr[Z_i > \\gamma \\text{ for every part}]`
@@ -159,7 +161,8 @@ def gohari_delta(gamma, r, lam, n_total, d, *, min_count=0):
     out = union_tail(flat, verts).max(axis=0)
     return np.clip(out, 0.0, 1.0).reshape(gamma.shape)[()]
 
-def gohari_epsilon_at(gamma, r, *, lam, n_total, d, min_count=0):
+def gohari_epsilon_at(gamma: ArrayLike, r: ArrayLike, *, lam: float, n_total: float, d: int,
+                      min_count: int = 0) -> np.ndarray | float:
     """Gohari et al.'s :math:`\\hat\\varepsilon(\\gamma)` for one Algorithm 1 release.
 
     .. math::
@@ -187,7 +190,8 @@ def gohari_epsilon_at(gamma, r, *, lam, n_total, d, min_count=0):
     gamma = validation.in_range(gamma, "gamma", 0.0, 0.5, open_low=True, open_high=True)
     return np.asarray(epsilon_hat_at(gamma, r, params(r, lam, n_total, d, m)))[()]
 
-def gohari_epsilon(r, delta, *, lam, n_total, d, min_count=0) -> GohariGuarantee:
+def gohari_epsilon(r: float, delta: float, *, lam: float, n_total: float, d: int,
+                   min_count: int = 0) -> GohariGuarantee:
     """Gohari et al.'s :math:`(\\hat\\varepsilon, \\delta)` guarantee of one release at scale ``r``.
 
     Solves :math:`\\delta(\\gamma) = \\delta` (:func:`gohari_delta`, increasing
@@ -239,7 +243,8 @@ def gohari_epsilon(r, delta, *, lam, n_total, d, min_count=0) -> GohariGuarantee
     return GohariGuarantee(float(epsilon_hat_at(gamma, r, par)), gamma, r, par.alpha)
 
 
-def gohari_calibrate(epsilon_hat, delta, *, lam, n_total, d, min_count=0) -> GohariGuarantee:
+def gohari_calibrate(epsilon_hat: float, delta: float, *, lam: float, n_total: float, d: int,
+                     min_count: int = 0) -> GohariGuarantee:
     """The largest scale ``r`` whose Gohari et al. guarantee is at most :math:`(\\hat\\varepsilon, \\delta)`.
 
     :math:`\\hat\\varepsilon(r)` of :func:`gohari_epsilon` at fixed :math:`\\delta`

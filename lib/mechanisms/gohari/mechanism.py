@@ -14,13 +14,17 @@ experiment grids.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
 from lib.mechanisms.dirichlet.mechanism import DirichletMechanism
 from lib.mechanisms.gohari.guarantee import gohari_calibrate
 from lib.mechanisms.gohari.batch import gohari_calibrate_many
-from lib.mechanisms.protocol import ApproximateDP, ModelCalibration
+from lib.mechanisms.gohari.core import GohariGuarantee
+from lib.mechanisms.protocol import ApproximateDP, Guarantee, ModelCalibration, ReleaseSpec
 
 #: Order of Gohari et al.'s release, :math:`\alpha = 1 + 4(\lambda - 1) r` (the author's value).
 GOHARI_LAM = 5.0
@@ -40,7 +44,8 @@ def _key(share, lam, n_total, d):
     return (share.epsilon, share.delta, lam, n_total, d)
 
 
-def gohari_releases(epsilon_hat, delta, domain_sizes, *, n_total, lam=GOHARI_LAM, cache=None):
+def gohari_releases(epsilon_hat: float, delta: float, domain_sizes: Sequence[int], *, n_total: float,
+                    lam: float = GOHARI_LAM, cache: dict | None = None) -> list[GohariGuarantee]:
     """Gohari et al.'s calibration of every release, by basic composition.
 
     Parameters
@@ -104,7 +109,8 @@ def gohari_releases(epsilon_hat, delta, domain_sizes, *, n_total, lam=GOHARI_LAM
     return [out[d] for d in sizes]
 
 
-def gohari_prefill(epsilon_hats, delta, domain_sizes, *, n_total, lam=GOHARI_LAM, cache):
+def gohari_prefill(epsilon_hats: ArrayLike, delta: float, domain_sizes: Sequence[int], *, n_total: float,
+                   lam: float = GOHARI_LAM, cache: dict) -> dict:
     """Solve the calibrations :func:`gohari_releases` needs at every target together, into ``cache``.
 
     Parameters
@@ -203,7 +209,7 @@ class GohariMechanism(DirichletMechanism):
     name, label = "gohari", "Gohari et al."
     notions = (ApproximateDP,)
 
-    def __init__(self, r, alpha, guarantee):
+    def __init__(self, r: float, alpha: float, guarantee: Guarantee) -> None:
         if not isinstance(guarantee, ApproximateDP):
             raise ValueError(f"guarantee must be an ApproximateDP; got {guarantee!r}")
         self.epsilon = self.lam = self.l2_sq = self.linf = None
@@ -215,12 +221,12 @@ class GohariMechanism(DirichletMechanism):
         return f"GohariMechanism(r={self.r:.6g}, alpha={self.alpha:.6g}, guarantee={self._guarantee!r})"
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> Guarantee:
         """:math:`(\\hat\\varepsilon/m, \\delta/m)`-DP per release, as calibrated."""
         return self._guarantee
 
     @staticmethod
-    def flat_sizes(spec):
+    def flat_sizes(spec: ReleaseSpec) -> list[int]:
         """The number of cells ``rows * d`` of each release of ``spec`` (one flattened histogram each)."""
         return [int(k) * int(d) for k, d in spec.shapes]
 

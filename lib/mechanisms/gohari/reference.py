@@ -21,12 +21,18 @@ is computed.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 from numpy.polynomial import legendre
 from scipy import special
 
 from lib import validation
 from lib.mechanisms.gohari.core import W_CHANGED, check_setting
+
+if TYPE_CHECKING:
+    import mpmath
 
 
 def _mp_lower_tail(mp, x, a, b):
@@ -58,7 +64,7 @@ def _mp_split_points(mp, a1, b1, lo, hi):
     return pts
 
 
-def delta_reference(gamma, a, *, dps=50, method="direct"):
+def delta_reference(gamma: float, a: Sequence[float], *, dps: int = 50, method: str = "direct") -> mpmath.mpf:
     """:math:`1 - \\Pr[Z_i > \\gamma \\ \\forall i]` for :math:`Z \\sim \\mathrm{Dirichlet}(a)` in mpmath.
 
     A reference for the inclusion-exclusion of :func:`lib.mechanisms.gohari.gohari_delta`, at ``dps``
@@ -129,7 +135,8 @@ def delta_reference(gamma, a, *, dps=50, method="direct"):
         return total
 
 
-def epsilon_reference(gamma, r, *, lam, n_total, d, min_count=0, dps=50):
+def epsilon_reference(gamma: float, r: float, *, lam: float, n_total: float, d: int, min_count: int = 0,
+                      dps: int = 50) -> mpmath.mpf:
     """:func:`lib.mechanisms.gohari.gohari_epsilon_at` in mpmath at ``dps`` digits (log-Beta values directly)."""
     import mpmath
 
@@ -148,7 +155,7 @@ def epsilon_reference(gamma, r, *, lam, n_total, d, min_count=0, dps=50):
         return log_beta(a, c) - log_beta(a + r_, c - r_) + r_ * mpmath.log(1 / g - W_CHANGED + 1)
 
 
-def delta_by_fixed_rule(gamma, a, n_nodes):
+def delta_by_fixed_rule(gamma: ArrayLike, a: Sequence[float], n_nodes: int) -> np.ndarray | float:
     """:math:`1 - \\Pr[Z_i > \\gamma\\ \\forall i]` the way the original code computed it.
 
     The probability of the triangle :math:`\\{z_1, z_2 \\ge \\gamma,\\ z_1 + z_2 \\le

@@ -30,6 +30,7 @@ Mironov, I. (2017). Renyi differential privacy. CSF.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from lib import validation
@@ -42,7 +43,7 @@ from lib.mechanisms.protocol import L1
 GAUSSIAN_EPSILON_HAT_MAX = 1e10
 
 
-def analytic_gaussian_delta(sigma, epsilon_hat, sensitivity):
+def analytic_gaussian_delta(sigma: ArrayLike, epsilon_hat: ArrayLike, sensitivity: ArrayLike) -> np.ndarray | float:
     """Exact :math:`\\delta(\\hat\\varepsilon)` of the Gaussian mechanism (Balle and Wang 2018, Thm 8).
 
     Parameters
@@ -106,7 +107,7 @@ def _gaussian_delta(sigma, eps, sens):
     return np.maximum(out, 0.0)[()]
 
 
-def analytic_gaussian_sigma(epsilon_hat, delta, sensitivity):
+def analytic_gaussian_sigma(epsilon_hat: float, delta: float, sensitivity: float) -> float:
     """The smallest :math:`\\sigma` with :func:`analytic_gaussian_delta` :math:`\\le \\delta`.
 
     Parameters
@@ -183,7 +184,7 @@ def analytic_gaussian_sigma(epsilon_hat, delta, sensitivity):
     return sigma
 
 
-def classical_gaussian_sigma(epsilon_hat, delta, sensitivity):
+def classical_gaussian_sigma(epsilon_hat: float, delta: float, sensitivity: float) -> float:
     """The classical :math:`\\sigma = \\sqrt{2\\log(1.25/\\delta)}\\,\\Delta/\\hat\\varepsilon`.
 
     Parameters
@@ -219,7 +220,7 @@ def classical_gaussian_sigma(epsilon_hat, delta, sensitivity):
     return sigma
 
 
-def rdp_gaussian_sigma(epsilon_hat, delta, sensitivity, *, grid_size=256):
+def rdp_gaussian_sigma(epsilon_hat: float, delta: float, sensitivity: float, *, grid_size: int = 256) -> float:
     """:math:`\\sigma` from RDP (Mironov 2017, Cor. 3) and eq. (14) at the best order.
 
     Parameters
@@ -262,7 +263,7 @@ def rdp_gaussian_sigma(epsilon_hat, delta, sensitivity, *, grid_size=256):
     return float(np.exp(value / 2))
 
 
-def laplace_dp_scale(epsilon_hat, n_releases, l1=L1):
+def laplace_dp_scale(epsilon_hat: float, n_releases: int, l1: float = L1) -> float:
     """Laplace scale :math:`b = \\Delta_1/(\\hat\\varepsilon/m)`: pure DP, basic composition.
 
     Parameters
@@ -304,7 +305,7 @@ def laplace_dp_scale(epsilon_hat, n_releases, l1=L1):
     return float(l1 / share.epsilon)
 
 
-def author_laplace_scale(epsilon_hat, delta, l1=L1):
+def author_laplace_scale(epsilon_hat: float, delta: float, l1: float = L1) -> float:
     """The author's per-release Laplace scale, recorded for comparison only.
 
     Parameters

@@ -7,11 +7,14 @@ releases the uniform distribution whatever the data (0-DP).
 
 from __future__ import annotations
 
+from typing import Hashable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
-from lib.mechanisms.protocol import (Mechanism, NotPrivate, PureDP)
+from lib.validation import SeedLike
+from lib.mechanisms.protocol import (Mechanism, NotPrivate, PureDP, ReleaseSpec)
 
 
 class _Estimate(Mechanism):
@@ -44,13 +47,13 @@ class SmoothedEstimate(_Estimate):
     #: Pseudo-count of the tables that the calibrations build (the author's value).
     smoothing = 0.1
 
-    def __init__(self, smoothing=0.1):
+    def __init__(self, smoothing: float = 0.1) -> None:
         self.smoothing = validation.scalar(validation.nonnegative(smoothing, "smoothing"), "smoothing")
 
     def __repr__(self) -> str:
         return f"SmoothedEstimate(smoothing={self.smoothing:g})"
 
-    def log_release(self, counts, rng=None) -> np.ndarray:
+    def log_release(self, counts: ArrayLike, rng: SeedLike = None) -> np.ndarray:
         """:math:`\\log(f + a) - \\log\\sum(f + a)` along the last axis (``rng`` is unused)."""
         counts = validation.vectors(counts, "counts", positive_entries=False)
         s = counts + self.smoothing
@@ -60,7 +63,7 @@ class SmoothedEstimate(_Estimate):
         return np.log(s) - np.log(s.sum(axis=-1, keepdims=True))
 
     @classmethod
-    def release_key(cls, spec, index):
+    def release_key(cls, spec: ReleaseSpec, index: int) -> Hashable:
         return index in spec.priors
 
     @classmethod
@@ -87,7 +90,7 @@ class Uniform(_Estimate):
         """The uniform tables, whatever the share (they are 0-DP)."""
         return cls()
 
-    def log_release(self, counts, rng=None) -> np.ndarray:
+    def log_release(self, counts: ArrayLike, rng: SeedLike = None) -> np.ndarray:
         """:math:`-\\log d` everywhere (``rng`` is unused)."""
         counts = validation.vectors(counts, "counts", positive_entries=False)
         return np.full(counts.shape, -np.log(counts.shape[-1]))

@@ -10,13 +10,15 @@ add noise to every count and map the noisy counts to the simplex by
 from __future__ import annotations
 
 import functools
+from typing import Self
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
 from lib.mechanisms.batching import batchable, log_views, normalise_rows, release_buffer
 from lib.mechanisms.noise.calibration import analytic_gaussian_delta, analytic_gaussian_sigma, classical_gaussian_sigma
-from lib.mechanisms.protocol import (L1, L2_SQ, ApproximateDP, Mechanism, ModelCalibration, PureDP, RenyiDP,
+from lib.mechanisms.protocol import (L1, L2_SQ, ApproximateDP, Guarantee, Mechanism, ModelCalibration, PureDP, RenyiDP,
                                      ZeroConcentratedDP)
 from lib.mechanisms.noise.renyi import gaussian_rdp_curve, laplace_rdp_curve, laplace_scale
 
@@ -26,7 +28,7 @@ from lib.mechanisms.noise.renyi import gaussian_rdp_curve, laplace_rdp_curve, la
 CLIP_FLOOR = 1e-6
 
 
-def clip_and_normalise(noisy_counts, floor: float = CLIP_FLOOR) -> np.ndarray:
+def clip_and_normalise(noisy_counts: ArrayLike, floor: float = CLIP_FLOOR) -> np.ndarray:
     """Post-processing shared by the Gaussian and Laplace mechanisms.
 
     Every noisy count below ``floor`` is raised to ``floor`` and each vector
@@ -227,7 +229,7 @@ class GaussianMechanism(_NoiseMechanism):
     5.0
     """
 
-    def __init__(self, epsilon, lam, l2_sq=2.0, floor=CLIP_FLOOR):
+    def __init__(self, epsilon: float | None, lam: float | None, l2_sq: float = 2.0, floor: float = CLIP_FLOOR) -> None:
         super().__init__(epsilon, lam, floor)
         self.l2_sq = validation.scalar(validation.positive(l2_sq, "l2_sq"), "l2_sq")
         with np.errstate(over="ignore"):
@@ -239,7 +241,7 @@ class GaussianMechanism(_NoiseMechanism):
                 "lam * l2_sq / epsilon closer to 1")
 
     @classmethod
-    def from_sigma(cls, sigma, floor=CLIP_FLOOR):
+    def from_sigma(cls, sigma: float, floor: float = CLIP_FLOOR) -> Self:
         """A Gaussian release with a given noise standard deviation, no RDP target.
 
         For a :math:`\\sigma` chosen by another accounting, e.g. the analytic
@@ -264,7 +266,7 @@ class GaussianMechanism(_NoiseMechanism):
     name, label = "gaussian", "Gaussian"
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> Guarantee:
         """:math:`(\\lambda, \\lambda\\Delta_2^2/(2\\sigma^2))`-RDP at every order (Mironov 2017, Cor. 3).
 
         A :class:`lib.privacy.guarantees.RenyiDP` at the calibrated order with
@@ -319,13 +321,13 @@ class LaplaceMechanism(_NoiseMechanism):
         The Laplace scale :math:`b`.
     """
 
-    def __init__(self, epsilon, lam, l1=2.0, floor=CLIP_FLOOR):
+    def __init__(self, epsilon: float | None, lam: float | None, l1: float = 2.0, floor: float = CLIP_FLOOR) -> None:
         super().__init__(epsilon, lam, floor)
         self.l1 = validation.scalar(validation.positive(l1, "l1"), "l1")
         self.scale = float(laplace_scale(self.epsilon, self.lam, self.l1))
 
     @classmethod
-    def from_scale(cls, scale, floor=CLIP_FLOOR):
+    def from_scale(cls, scale: float, floor: float = CLIP_FLOOR) -> Self:
         """A Laplace release with a given scale :math:`b`, no RDP target.
 
         For a scale chosen by another accounting, e.g. pure DP with basic
@@ -351,7 +353,7 @@ class LaplaceMechanism(_NoiseMechanism):
     name, label = "laplace", "Laplace"
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> Guarantee:
         """:math:`(\\lambda, \\varepsilon)`-RDP as calibrated, with the curve of :func:`laplace_rdp`; pure DP from a scale.
 
         An object built for an RDP target states it at its order, with the

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
 
 
-def laplace_rdp(scale, lam, l1=1.0):
+def laplace_rdp(scale: ArrayLike, lam: ArrayLike, l1: ArrayLike = 1.0) -> np.ndarray | float:
     """RDP of the Laplace mechanism (Mironov 2017, Corollary 2).
 
     For a query with :math:`\\ell_1`-sensitivity :math:`\\Delta_1` released with
@@ -105,7 +106,7 @@ def _laplace_log_rdp(s, lam):
     return float(np.log(_laplace_rdp(s, lam)))
 
 
-def laplace_scale(epsilon, lam, l1=1.0):
+def laplace_scale(epsilon: ArrayLike, lam: float, l1: float = 1.0) -> np.ndarray | float:
     """The Laplace scale :math:`b` at which :func:`laplace_rdp` equals ``epsilon``.
 
     The curve decreases strictly from :math:`\\infty` (as :math:`b \\to 0`) to 0
@@ -166,11 +167,11 @@ def laplace_scale(epsilon, lam, l1=1.0):
     return out[()]
 
 
-def gaussian_rdp_curve(l2_sq, sigma, lam):
+def gaussian_rdp_curve(l2_sq: float, sigma: float, lam: ArrayLike) -> np.ndarray | float:
     """:math:`\\lambda\\Delta_2^2/(2\\sigma^2)`, the Gaussian mechanism's RDP curve (Mironov 2017, Cor. 3)."""
     return lam * l2_sq / (2 * sigma**2)
 
 
-def laplace_rdp_curve(scale, l1, lam):
+def laplace_rdp_curve(scale: float, l1: float, lam: float) -> float:
     """:func:`laplace_rdp` at one order (a picklable curve through a partial)."""
     return float(laplace_rdp(scale, lam, l1))

@@ -15,10 +15,13 @@ calibrations of :mod:`lib.mechanisms.posterior_sampling.mechanism` invert it.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import itertools
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
 from lib.mechanisms.dirichlet.divergence import lgamma_diff_fused, renyi_divergence_dirichlet
@@ -46,7 +49,7 @@ MAX_BRUTE_FORCE_TABLES = 10**5
 KINDS = ("diffused", "concentrated")
 
 
-def prior_vector(prior, d=None):
+def prior_vector(prior: ArrayLike, d: int | None = None) -> np.ndarray:
     """The prior pseudo-counts as a vector of length ``d`` (a scalar is repeated)."""
     a = validation.positive(prior, "prior")
     if a.ndim == 0:
@@ -66,7 +69,7 @@ def _kind(kind):
     return kind
 
 
-def refuse_nan(value, names):
+def refuse_nan(value: np.ndarray | float, names: str) -> np.ndarray | float:
     """``value`` if it holds no NaN; else a ValueError naming the arguments that led there.
 
     The exact divergence is finite or ``inf``; NaN appears only where an
@@ -103,7 +106,8 @@ def _change_inputs(scale, lam, **named):
     return out
 
 
-def move_divergence(base_i, base_j, x, y, scale, lam):
+def move_divergence(base_i: ArrayLike, base_j: ArrayLike, x: ArrayLike, y: ArrayLike, scale: ArrayLike,
+                    lam: ArrayLike) -> np.ndarray | float:
     """:math:`D_\\lambda` when one record moves from bin :math:`i` to bin :math:`j`.
 
     With :math:`u = b + s c`, the release :math:`\\mathrm{Dir}(u)` against
@@ -127,7 +131,8 @@ def move_divergence(base_i, base_j, x, y, scale, lam):
     return refuse_nan(renyi_divergence_dirichlet(_beta(ui, uj), _beta(ui - s, uj + s), v["lam"]), "lam")
 
 
-def add_divergence(base_j, base_total, c_j, n, scale, lam):
+def add_divergence(base_j: ArrayLike, base_total: ArrayLike, c_j: ArrayLike, n: ArrayLike, scale: ArrayLike,
+                   lam: ArrayLike) -> np.ndarray | float:
     """:math:`D_\\lambda(\\mathrm{Dir}(u) \\| \\mathrm{Dir}(u + s e_j))`: one record added to bin :math:`j`.
 
     ``c_j <= n`` are the bin's count and the row total before the addition; the
@@ -143,7 +148,8 @@ def add_divergence(base_j, base_total, c_j, n, scale, lam):
                    "lam")
 
 
-def remove_divergence(base_i, base_total, c_i, n, scale, lam):
+def remove_divergence(base_i: ArrayLike, base_total: ArrayLike, c_i: ArrayLike, n: ArrayLike, scale: ArrayLike,
+                      lam: ArrayLike) -> np.ndarray | float:
     """:math:`D_\\lambda(\\mathrm{Dir}(u) \\| \\mathrm{Dir}(u - s e_i))`: one record removed from bin :math:`i` (``c_i >= 1``).
 
     ``c_i <= n``; ``base_total`` must exceed ``base_i``, and the removed record
@@ -207,7 +213,7 @@ class Candidates:
     brute force and within a few per cent of it).
     """
 
-    def __init__(self, a, n_total, rows):
+    def __init__(self, a: np.ndarray, n_total: int, rows: int) -> None:
         pairs, singles = _pairs(a)
         self.size = 3 * len(pairs) + (6 * singles.size if rows > 1 else 0)
         xy = _move_vertices(n_total, a.size, rows)
@@ -228,7 +234,8 @@ class Candidates:
                                            np.tile(rem_v[:, 1] - rem_v[:, 0], singles.size)])
 
 
-def evaluate_candidates(cand, scale, lam, kind):
+def evaluate_candidates(cand: Candidates, scale: np.ndarray, lam: np.ndarray,
+                        kind: str) -> tuple[np.ndarray, np.ndarray]:
     """Move and cross-row worst cases for arrays ``scale`` and ``lam`` of one shape: one divergence call."""
     s = scale[..., None]
     b_div, step = (1.0, s) if kind == "diffused" else (s, 1.0)
@@ -305,7 +312,7 @@ class CandidateStack:
     leaves every maximum over candidates unchanged.
     """
 
-    def __init__(self, sets):
+    def __init__(self, sets: Sequence[Candidates]) -> None:
         self.cross = sets[0].rows > 1
 
         def pad(tables):
@@ -318,7 +325,8 @@ class CandidateStack:
             self.remove = pad([c.remove for c in sets])
 
 
-def evaluate_stacked(stack, which, scale, lam, kind):
+def evaluate_stacked(stack: CandidateStack, which: np.ndarray, scale: np.ndarray, lam: np.ndarray,
+                     kind: str) -> tuple[np.ndarray, np.ndarray] | None:
     """:func:`evaluate_candidates` for 1-D ``scale`` and ``lam``, target ``k`` on candidate set ``which[k]`` of ``stack``.
 
     Value by value what :func:`evaluate_candidates` returns for each target on its own set
@@ -354,7 +362,8 @@ def evaluate_stacked(stack, which, scale, lam, kind):
     return move, div[:, m:m + k].max(axis=-1) + div[:, m + k:].max(axis=-1)
 
 
-def checked_setting(prior, d, value, name, lam, n_total, rows, kind):
+def checked_setting(prior: ArrayLike, d: int | None, value: ArrayLike, name: str, lam: ArrayLike, n_total: int,
+                    rows: int, kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int, str]:
     """The validated inputs of a worst case or a calibration, in the order they are checked:
     ``(prior, value, lam, n_total, rows, kind)`` with ``value`` (a scale or a target
     :math:`\\varepsilon`, positive, called ``name`` in errors) and ``lam`` broadcast together."""
@@ -368,7 +377,8 @@ def checked_setting(prior, d, value, name, lam, n_total, rows, kind):
     return a, value, lam, N, rows, kind
 
 
-def worst_case(prior, scale, lam, n_total, *, rows=1, d=None, kind="diffused", parts=False):
+def worst_case(prior: ArrayLike, scale: ArrayLike, lam: ArrayLike, n_total: int, *, rows: int = 1, d: int | None = None,
+               kind: str = "diffused", parts: bool = False) -> np.ndarray | float | tuple:
     """The exact worst-case :math:`D_\\lambda` of one release over replace-one neighbours.
 
     Parameters
@@ -421,7 +431,7 @@ def worst_case(prior, scale, lam, n_total, *, rows=1, d=None, kind="diffused", p
     return worst[()]
 
 
-def critical_order(prior, scale, *, kind="diffused"):
+def critical_order(prior: ArrayLike, scale: ArrayLike, *, kind: str = "diffused") -> np.ndarray | float:
     """:math:`\\lambda^* = 1 + \\min_i b_i / s`: the worst case is finite exactly below it.
 
     For the true posterior (``scale = 1``) this is Corollary 1 of Geumlek et
@@ -441,7 +451,8 @@ def critical_order(prior, scale, *, kind="diffused"):
     return out[()]
 
 
-def geumlek_bound(prior, scale, lam, n, *, kind="diffused", scale_corners=True):
+def geumlek_bound(prior: ArrayLike, scale: ArrayLike, lam: ArrayLike, n: int, *, kind: str = "diffused",
+                  scale_corners: bool = True) -> np.ndarray | float:
     """Geumlek et al.'s relaxed worst case (Corollary 2 and its Dirichlet extension).
 
     Their Algorithms 2 and 3 check :math:`D_\\lambda(p(\\theta|\\eta_P) \\|
@@ -488,7 +499,8 @@ def _compositions(n, k):
         yield [cuts[t + 1] - cuts[t] - 1 for t in range(k)]
 
 
-def brute_force_worst_case(prior, scale, lam, n_total, *, rows=1, kind="diffused", d=None):
+def brute_force_worst_case(prior: ArrayLike, scale: float, lam: float, n_total: int, *, rows: int = 1,
+                           kind: str = "diffused", d: int | None = None) -> float:
     """:func:`worst_case` by enumeration: every table of ``rows`` x ``d`` counts summing to ``n_total``.
 
     Every replace-one neighbour of every table (the moves among

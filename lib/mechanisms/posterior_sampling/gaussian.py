@@ -12,8 +12,10 @@ import functools
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
+from lib.validation import SeedLike
 from lib.mechanisms.posterior_sampling.analysis import prior_vector
 
 
@@ -24,7 +26,8 @@ MAX_NODES = 2000
 # ----------------------------------------------------------------------------- the Gaussian baseline
 
 
-def gaussian_sigma(epsilon, lam, sensitivity=1.0, *, printed=False):
+def gaussian_sigma(epsilon: ArrayLike, lam: ArrayLike, sensitivity: float = 1.0, *,
+                   printed: bool = False) -> np.ndarray | float:
     """Noise level of the Gaussian baseline on the sufficient statistic at :math:`(\\lambda, \\varepsilon)`.
 
     Mironov (2017, Proposition 7): :math:`\\mathcal N(0, \\sigma^2)` on a statistic of
@@ -65,7 +68,8 @@ def _size(size):
     return size
 
 
-def gaussian_posterior_params(successes, n, prior, sigma, rng, size):
+def gaussian_posterior_params(successes: ArrayLike, n: int, prior: ArrayLike, sigma: float, rng: SeedLike,
+                              size: int | tuple[int, ...] | None) -> np.ndarray:
     """Beta parameters of the Gaussian baseline: the statistic plus noise, clamped to [0, n], then the posterior.
 
     ``successes`` in [0, n] (broadcast against ``size``), ``n`` an integer >= 1,
@@ -91,7 +95,8 @@ def _legendre(nodes):
     return np.polynomial.legendre.leggauss(nodes)
 
 
-def gaussian_posterior_kl(successes, n, prior, sigma, *, nodes=400):
+def gaussian_posterior_kl(successes: int, n: int, prior: ArrayLike, sigma: float, *,
+                          nodes: int = 400) -> tuple[float, float]:
     """:math:`KL(P \\| A)` from the true posterior :math:`P` to the Gaussian baseline's output law :math:`A`.
 
     :math:`A` is the mixture over the clamped noisy statistic :math:`\\tilde S =

@@ -10,10 +10,13 @@ classes' calibrations run it for every table shape of a model at once.
 
 from __future__ import annotations
 
+from typing import Any
+
 import collections.abc
 import functools
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
 from lib.mechanisms.batching import batchable, log_views, release_buffer
@@ -153,7 +156,8 @@ def _search(sets, set_of, eps, L, kind, *, reference=False, prune=None):
 # ----------------------------------------------------------------------------- calibration
 
 
-def calibrate_scale(epsilon, lam, prior, n_total, *, rows=1, d=None, kind="diffused"):
+def calibrate_scale(epsilon: ArrayLike, lam: ArrayLike, prior: ArrayLike, n_total: int, *, rows: int = 1,
+                    d: int | None = None, kind: str = "diffused") -> np.ndarray | float:
     """The largest :math:`r` (or :math:`m`) in :math:`(0, 1]` whose worst case is at most ``epsilon``.
 
     Line 1 of Geumlek et al.'s Algorithm 2 (``kind="diffused"``) or 3
@@ -670,7 +674,7 @@ class TruePosterior(_PosteriorSampler):
 
     name, label, kind = "geumlek_true", "True posterior", "diffused"
 
-    def __init__(self, prior=DEFAULT_PRIOR, **kwargs):
+    def __init__(self, prior: ArrayLike = DEFAULT_PRIOR, **kwargs: Any) -> None:
         super().__init__(1.0, prior, **kwargs)
 
     notions = (RenyiDP,)

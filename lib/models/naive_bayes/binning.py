@@ -62,7 +62,7 @@ class PublicBins:
     ([[0, 0], [3, 3], [3, 0]], [4, 4])
     """
 
-    def __init__(self, bounds: Any, n_bins: Any = 10):
+    def __init__(self, bounds: Any, n_bins: Any = 10) -> None:
         self.bounds = bounds
         self.n_bins = n_bins
 

@@ -146,7 +146,7 @@ class PrivateNaiveBayes(ClassifierProtocol):
 
     def __init__(self, mechanism: Any = "dirichlet", privacy: Any = None, random_state: Any = None, *,
                  n_values: Any = None, n_classes: Any = None, categories: Any = None, classes: Any = None,
-                 budget: SharedBudget | None = None):
+                 budget: SharedBudget | None = None) -> None:
         self.mechanism = mechanism
         self.privacy = privacy
         self.random_state = random_state
