@@ -13,22 +13,25 @@ check one against the other and judge the paper's claims:
   with the neighbour :math:`\\eta_Q` *not* required to lie in ``pset``
   (:func:`pset_corners`, :func:`corollary2_relaxation`), against the supremum over pairs that
   do lie in ``pset`` (:func:`pset_supremum`);
+* how far Corollary 2's check exceeds that supremum, for one setting and over random priors,
+  data sizes, scales and orders (:func:`corollary2_excess`, :func:`corollary2_excess_sweep`);
 * the two readings of the held-out log-likelihood of Figure 2 (c, d)
-  (:func:`heldout_neg_loglik`);
-* the statistics that turn repeated runs over train/test splits into a verdict
-  (:func:`split_sign_test`, :func:`replicate_t_test`).
+  (:func:`heldout_neg_loglik`).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from scipy import special, stats
+import pandas as pd
+from scipy import special
 
 from lib import validation
 
 __all__ = ["log_partition", "renyi_natural", "theorem12_critical_order", "pset_corners",
-           "corollary2_relaxation", "pset_supremum", "heldout_neg_loglik", "split_sign_test",
-           "replicate_t_test"]
+           "corollary2_relaxation", "pset_supremum", "corollary2_excess", "corollary2_excess_sweep",
+           "heldout_neg_loglik"]
 
 #: Largest data size :func:`pset_supremum` enumerates (one pair per count, so linear in n).
 MAX_PSET_N = 10**6
@@ -232,6 +235,142 @@ def pset_supremum(eta0, n, mass, lam):
     return float(max(renyi_natural(lo, hi, lam).max(), renyi_natural(hi, lo, lam).max()))
 
 
+#: Relative tolerance under which Corollary 2's check and the supremum count as equal (the same
+#: pair attains both). Eq. (5) subtracts log-partition values of size up to about
+#: :math:`n \\log n` to leave divergences of order :math:`10^{-3}` to 1, so evaluating it twice at
+#: the same pair by different additions differs by up to about :math:`10^{-11}` relative; a
+#: genuine excess below order 2 is many orders of magnitude larger.
+EQUAL_RTOL = 1e-9
+
+
+def _kind_arguments(eta0, n, scale, kind):
+    """(prior, data mass, neighbour step, mass per record) of Algorithm 2 or 3 in eq. (5)'s terms."""
+    if kind == "diffused":          # Algorithm 2: the data weighted by r
+        return eta0, scale * n, scale, scale
+    if kind == "concentrated":      # Algorithm 3: the prior divided by m
+        return eta0 / scale, n, 1.0, 1.0
+    raise ValueError(f"kind must be 'diffused' or 'concentrated'; got {kind!r}")
+
+
+def corollary2_excess(eta0, n, scale, lam, *, kind):
+    """How far Corollary 2's four-pair check exceeds the supremum over reachable pairs.
+
+    Algorithm 2 (``kind="diffused"``, ``scale`` = :math:`r`) checks
+    ``corollary2_relaxation(eta0, r n, r, lam)`` against ``pset_supremum(eta0, n, r, lam)``;
+    Algorithm 3 (``kind="concentrated"``, ``scale`` = :math:`m`) checks
+    ``corollary2_relaxation(eta0 / m, n, 1, lam)`` against ``pset_supremum(eta0 / m, n, 1, lam)``.
+
+    Parameters
+    ----------
+    eta0 : array_like, shape (2,)
+        The prior :math:`(\\alpha_0, \\alpha_0 + \\beta_0)`, normalizable.
+    n : int
+        Records, at most :data:`MAX_PSET_N`.
+    scale : float
+        :math:`r` or :math:`m`, positive.
+    lam : float
+        Order in :math:`(1, \\infty)`, below the critical order :math:`1 + \\min(\\alpha_0, \\beta_0)/s`
+        of Corollary 1 (where the supremum is finite).
+    kind : {"diffused", "concentrated"}
+
+    Returns
+    -------
+    dict
+        ``relaxed`` (Corollary 2's check), ``exact`` (the supremum) and ``excess`` =
+        ``relaxed / exact - 1``: 0 where the two agree to :data:`EQUAL_RTOL`, ``inf`` where the
+        check is infinite (a neighbour outside ``pset`` is not normalizable) and the supremum
+        finite.
+    """
+    eta0 = _eta(eta0, "eta0")
+    if eta0.shape != (2,) or not _normalizable(eta0):
+        raise ValueError(f"eta0 must be one normalizable prior (0 < eta0[0] < eta0[1]); got {eta0}")
+    scale = validation.scalar(validation.positive(scale, "scale"), "scale")
+    lam = validation.scalar(validation.order(lam, "lam", strict=True), "lam")
+    critical = 1 + min(eta0[0], eta0[1] - eta0[0]) / scale
+    if lam >= critical:
+        raise ValueError(f"lam must lie below the critical order 1 + min(alpha0, beta0) / scale "
+                         f"= {critical:g}; got {lam:g}")
+    prior, data_mass, step, mass = _kind_arguments(eta0, n, scale, kind)
+    exact = pset_supremum(prior, n, mass, lam)
+    relaxed = float(corollary2_relaxation(prior, data_mass, step, lam))
+    if np.isclose(relaxed, exact, rtol=EQUAL_RTOL, atol=0.0):
+        excess = 0.0
+    else:
+        excess = relaxed / exact - 1
+    return {"relaxed": relaxed, "exact": exact, "excess": float(excess)}
+
+
+def corollary2_excess_sweep(rng, settings, *, prior_range=(0.1, 30.0), n_range=(10, 1000),
+                            scale_range=(0.05, 1.0), orders=(1.0, 2.0)):
+    """Corollary 2's excess (:func:`corollary2_excess`) over random settings.
+
+    Each setting draws the algorithm (diffused or concentrated, equally likely), the prior's
+    :math:`\\alpha_0` and :math:`\\beta_0` log-uniformly in ``prior_range``, the number of records
+    log-uniformly in ``n_range`` (rounded down), the scale :math:`r` or :math:`m` uniformly in
+    ``scale_range``, and the order uniformly between ``orders[0]`` and the smaller of
+    ``orders[1]`` and the critical order :math:`1 + \\min(\\alpha_0, \\beta_0)/s` (Corollary 1).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    settings : int
+        Number of settings, at least 1.
+    prior_range : (float, float)
+        Positive bounds of :math:`\\alpha_0` and :math:`\\beta_0`.
+    n_range : (int, int)
+        Bounds of the number of records, at least 1.
+    scale_range : (float, float)
+        Positive bounds of :math:`r` or :math:`m`.
+    orders : (float, float)
+        Bounds of the order, ``1 <= orders[0] < orders[1]``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per setting: ``kind``, ``alpha0``, ``beta0``, ``n``, ``scale``, ``lambda``,
+        ``relaxed``, ``exact``, ``excess``.
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError("rng must be a numpy.random.Generator")
+    settings = validation.integer(settings, "settings", 1)
+    lo_p, hi_p = (float(v) for v in prior_range)
+    lo_n, hi_n = (int(v) for v in n_range)
+    lo_s, hi_s = (float(v) for v in scale_range)
+    lo_o, hi_o = (float(v) for v in orders)
+    if not 0 < lo_p <= hi_p:
+        raise ValueError(f"prior_range must satisfy 0 < low <= high; got {prior_range}")
+    if not 1 <= lo_n <= hi_n <= MAX_PSET_N:
+        raise ValueError(f"n_range must satisfy 1 <= low <= high <= {MAX_PSET_N}; got {n_range}")
+    if not 0 < lo_s <= hi_s:
+        raise ValueError(f"scale_range must satisfy 0 < low <= high; got {scale_range}")
+    if not 1 <= lo_o < hi_o:
+        raise ValueError(f"orders must satisfy 1 <= low < high; got {orders}")
+    rows = []
+    for _ in range(100 * settings):
+        if len(rows) == settings:
+            break
+        kind = ("diffused", "concentrated")[int(rng.integers(2))]
+        # math.exp and math.log (the C library's, correctly rounded) rather than NumPy's, whose
+        # vectorised versions may differ in the last bit between CPUs
+        a0, b0 = (math.exp(u) for u in rng.uniform(math.log(lo_p), math.log(hi_p), 2))
+        n = int(math.exp(rng.uniform(math.log(lo_n), math.log(hi_n + 1))))
+        n = min(max(n, lo_n), hi_n)
+        scale = rng.uniform(lo_s, hi_s)
+        top = min(hi_o, 1 + min(a0, b0) / scale)
+        if top <= lo_o:                        # no order in range for this draw: draw again
+            continue
+        lam = rng.uniform(lo_o, top)
+        if not lo_o < lam < top or lam <= 1:
+            continue
+        out = corollary2_excess([a0, a0 + b0], n, scale, lam, kind=kind)
+        rows.append({"kind": kind, "alpha0": a0, "beta0": b0, "n": n, "scale": scale,
+                     "lambda": lam, **out})
+    if len(rows) < settings:
+        raise ValueError("the ranges leave almost no order between orders[0] and the critical "
+                         "order: widen prior_range or orders, or lower scale_range")
+    return pd.DataFrame(rows)
+
+
 def heldout_neg_loglik(theta, k, n, *, reading):
     """The two readings of Figure 2 (c, d)'s ":math:`-\\log p(X_H \\mid \\theta)`".
 
@@ -260,55 +399,3 @@ def heldout_neg_loglik(theta, k, n, *, reading):
     if reading == "count":
         out = out - (special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1))
     return out[()]
-
-
-def split_sign_test(shares, *, null=0.5):
-    """A two-sided sign test over replicates (train/test splits) of a per-replicate share.
-
-    Each replicate (its own split and seed) gives one share, e.g. the fraction of a group's
-    cells where a rival beats Algorithm 1. Replicates are independent; the sign test needs no
-    variance, so it also works when every replicate gives the same share.
-
-    Parameters
-    ----------
-    shares : array_like, shape (k,)
-        One value per replicate, in [0, 1].
-    null : float
-        The share under no preference.
-
-    Returns
-    -------
-    dict
-        ``mean``, ``se`` (standard error over replicates, ``ddof=1``), ``above``, ``below``
-        (replicates strictly above and below ``null``; ties dropped) and ``p`` (two-sided
-        binomial test on above vs below; 1 when every replicate ties).
-    """
-    s = validation.in_range(shares, "shares", 0.0, 1.0, open_low=False, open_high=False).ravel()
-    if s.size < 2:
-        raise ValueError(f"shares must hold at least 2 replicates; got {s.size}")
-    above, below = int((s > null).sum()), int((s < null).sum())
-    p = stats.binomtest(above, above + below).pvalue if above + below else 1.0
-    return {"mean": float(s.mean()), "se": float(s.std(ddof=1) / np.sqrt(s.size)),
-            "above": above, "below": below, "p": float(p)}
-
-
-def replicate_t_test(diffs):
-    """One-sample t-test over replicates of a difference (rival minus Algorithm 1, oriented).
-
-    Parameters
-    ----------
-    diffs : array_like, shape (k,)
-        One difference of means per replicate (split), at least 2 finite values.
-
-    Returns
-    -------
-    dict
-        ``mean``, ``se`` (``ddof=1``), ``t`` and two-sided ``p``.
-    """
-    d = validation.as_float(diffs, "diffs").ravel()
-    if d.size < 2 or not np.all(np.isfinite(d)):
-        raise ValueError("diffs must hold at least 2 finite replicates")
-    se = d.std(ddof=1) / np.sqrt(d.size)
-    t = d.mean() / se if se > 0 else np.sign(d.mean()) * np.inf
-    p = 2 * stats.t.sf(abs(t), d.size - 1) if se > 0 else (0.0 if d.mean() != 0 else 1.0)
-    return {"mean": float(d.mean()), "se": float(se), "t": float(t), "p": float(p)}

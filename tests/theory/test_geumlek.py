@@ -5,9 +5,9 @@ import pytest
 from scipy import integrate, special, stats
 
 from lib.mechanisms.dirichlet.divergence import renyi_divergence_dirichlet
-from lib.theory.geumlek import (corollary2_relaxation, heldout_neg_loglik, log_partition, pset_corners,
-                         pset_supremum, renyi_natural, replicate_t_test, split_sign_test,
-                         theorem12_critical_order)
+from lib.theory.geumlek import (corollary2_excess, corollary2_excess_sweep, corollary2_relaxation,
+                                heldout_neg_loglik, log_partition, pset_corners, pset_supremum,
+                                renyi_natural, theorem12_critical_order)
 from lib.mechanisms.posterior_sampling import brute_force_worst_case, geumlek_bound, worst_case
 
 
@@ -88,18 +88,66 @@ def test_heldout_readings_differ_by_log_binomial():
     assert np.allclose(seq - cnt, np.log([special.comb(100, int(x)) for x in k]), rtol=1e-12)
 
 
-def test_split_sign_test():
-    out = split_sign_test([0.25] * 8)
-    assert out["below"] == 8 and out["se"] == 0 and np.isclose(out["p"], 2 / 2**8)
-    assert split_sign_test([0.5, 0.5])["p"] == 1.0
-    out = split_sign_test([0.6, 0.4, 0.7, 0.5])
-    assert (out["above"], out["below"]) == (2, 1)
+def test_corollary2_excess_against_brute_force_over_reachable_pairs():
+    # the supremum by direct enumeration of the reachable Beta parameters, both directions,
+    # with SciPy's betaln (an independent log-partition), against corollary2_excess's "exact"
+    def brute(a0, b0, n, scale, lam, kind):
+        w, prior = (scale, np.array([a0, b0])) if kind == "diffused" else (1.0, np.array([a0, b0]) / scale)
+        best = 0.0
+        for k in range(n):
+            p = prior + w * np.array([k, n - k])
+            q = prior + w * np.array([k + 1, n - k - 1])
+            for x, y in ((p, q), (q, p)):
+                mix = lam * x + (1 - lam) * y
+                d = (special.betaln(*mix) - lam * special.betaln(*x)) / (lam - 1) + special.betaln(*y)
+                best = max(best, d)
+        return best
+
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        a0, b0 = rng.uniform(0.5, 20, 2)
+        n, scale = int(rng.integers(1, 60)), rng.uniform(0.05, 1)
+        kind = ("diffused", "concentrated")[int(rng.integers(2))]
+        lam = rng.uniform(1.01, min(4.0, 1 + min(a0, b0) / scale))
+        out = corollary2_excess([a0, a0 + b0], n, scale, lam, kind=kind)
+        assert np.isclose(out["exact"], brute(a0, b0, n, scale, lam, kind), rtol=1e-9)
+        assert out["relaxed"] >= out["exact"] * (1 - 1e-9)
+        if np.isfinite(out["relaxed"]):
+            expected = 0.0 if np.isclose(out["relaxed"], out["exact"], rtol=1e-9) else out["relaxed"] / out["exact"] - 1
+            assert out["excess"] == expected
 
 
-def test_replicate_t_test_against_scipy():
-    d = np.array([0.3, -0.1, 0.5, 0.2, 0.4])
-    out, ref = replicate_t_test(d), stats.ttest_1samp(d, 0.0)
-    assert np.isclose(out["t"], ref.statistic, rtol=1e-12) and np.isclose(out["p"], ref.pvalue, rtol=1e-12)
+def test_corollary2_excess_agrees_with_the_books_bounds():
+    prior = np.array([6.0, 12.0])
+    for kind in ("diffused", "concentrated"):
+        for scale, lam in ((0.5, 1.2), (1.0, 1.5), (0.3, 2.5)):
+            out = corollary2_excess([6.0, 18.0], 100, scale, lam, kind=kind)
+            assert np.isclose(out["relaxed"], geumlek_bound(prior, scale, lam, 100, kind=kind), rtol=1e-9)
+            assert np.isclose(out["exact"], worst_case(prior, scale, lam, 100, kind=kind), rtol=1e-9)
+            assert (out["excess"] > 1e-6) if lam < 2 else (out["excess"] == 0.0)
+
+
+def test_corollary2_excess_infinite_when_an_unreachable_neighbour_is_not_normalizable():
+    # alpha0 = 0.3 < r = 0.5: eta_P - (r, 0) at the corner with no successes has a negative alpha
+    out = corollary2_excess([0.3, 5.3], 50, 0.5, 1.3, kind="diffused")
+    assert np.isinf(out["relaxed"]) and np.isfinite(out["exact"]) and np.isinf(out["excess"])
+
+
+def test_corollary2_excess_sweep_draws_within_its_ranges():
+    table = corollary2_excess_sweep(np.random.default_rng(3), 60, prior_range=(0.5, 10),
+                                    n_range=(5, 50), scale_range=(0.1, 0.9), orders=(1.0, 2.0))
+    assert len(table) == 60 and set(table.kind) <= {"diffused", "concentrated"}
+    assert table.alpha0.between(0.5, 10).all() and table.beta0.between(0.5, 10).all()
+    assert table.n.between(5, 50).all() and table.scale.between(0.1, 0.9).all()
+    critical = 1 + np.minimum(table.alpha0, table.beta0) / table.scale
+    assert ((table["lambda"] > 1) & (table["lambda"] < np.minimum(2.0, critical))).all()
+    again = corollary2_excess_sweep(np.random.default_rng(3), 60, prior_range=(0.5, 10),
+                                    n_range=(5, 50), scale_range=(0.1, 0.9), orders=(1.0, 2.0))
+    assert table.equals(again)
+    # from order 2 on the check equals the supremum on these draws
+    above = corollary2_excess_sweep(np.random.default_rng(4), 30, prior_range=(2, 10),
+                                    n_range=(5, 50), scale_range=(0.1, 0.9), orders=(2.0, 4.0))
+    assert (above.excess == 0).all()
 
 
 @pytest.mark.parametrize("call, match", [
@@ -111,9 +159,14 @@ def test_replicate_t_test_against_scipy():
     (lambda: pset_supremum([1.0, 3.0], 0, 1.0, 2.0), "n"),
     (lambda: corollary2_relaxation([1.0, 3.0], 5, -1.0, 2.0), "step"),
     (lambda: theorem12_critical_order([2.0, 1.0]), "eta0"),
-    (lambda: split_sign_test([0.5]), "at least 2"),
-    (lambda: split_sign_test([0.5, 1.5]), "shares"),
-    (lambda: replicate_t_test([1.0]), "at least 2"),
+    (lambda: corollary2_excess([6.0, 18.0], 10, 0.5, 1.5, kind="other"), "kind"),
+    (lambda: corollary2_excess([6.0, 18.0], 10, 0.5, 30.0, kind="diffused"), "critical order"),
+    (lambda: corollary2_excess([6.0, 18.0], 10, 0.0, 1.5, kind="diffused"), "scale"),
+    (lambda: corollary2_excess([6.0, 5.0], 10, 0.5, 1.5, kind="diffused"), "eta0"),
+    (lambda: corollary2_excess_sweep(np.random.default_rng(0), 0), "settings"),
+    (lambda: corollary2_excess_sweep(0, 5), "rng"),
+    (lambda: corollary2_excess_sweep(np.random.default_rng(0), 5, orders=(2.0, 1.5)), "orders"),
+    (lambda: corollary2_excess_sweep(np.random.default_rng(0), 5, n_range=(0, 5)), "n_range"),
 ])
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
