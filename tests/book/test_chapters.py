@@ -120,7 +120,7 @@ def displayed_glue(notebook: Path) -> list[str]:
     glued table displayed where it is made, and cited nowhere inline, is a table the reader reads."""
     cells = nbformat.read(notebook, as_version=4).cells
     markdown = "\n".join(cell.source for cell in cells if cell.cell_type == "markdown")
-    inline = set(re.findall(r"\{glue(?::\w+)?\}`([^`]+)`", markdown))
+    inline = set(re.findall(r"\{glue(?::\w+)?\}`([^`:]+)", markdown))
     directives = _glue_directives(notebook)
     found = []
     for n, output in _shown_outputs(notebook):
