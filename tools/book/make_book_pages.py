@@ -402,8 +402,9 @@ def verdicts_page() -> str:
               "numbered results and its quantitative claims, each judged by a check in its "
               "chapter (the {doc}`paper_index` lists them). **Findings** are the places where a "
               "paper's text, its proofs or its author's code differ from what the book measures "
-              "(the {doc}`errata` lists them). One item can carry several findings, and a "
-              "finding can concern a detail of an item that still holds.", "",
+              "(the {doc}`errata` lists them, and apart from them the book's own results, which "
+              "no paper claims). One item can carry several findings, and a finding can concern "
+              "a detail of an item that still holds.", "",
               f"**The paper's {len(main)} items.** Of them:", ""]
     for v in VERDICT_ORDER:
         if verdicts.get(v):
