@@ -262,9 +262,8 @@ def errata_page() -> str:
             lines += [_errata_entry(f) for f in kept]
     if results:
         lines += ["", f"## {KIND_HEADINGS[RESULT]} ({len(results)})", "",
-                  f"*{RESULT}*: {registry['kinds'][RESULT]}. These are not errors of a paper; "
-                  "each is listed beside the paper's item it speaks about in the "
-                  "{doc}`paper_index`."]
+                  f"*{RESULT}*: {registry['kinds'][RESULT]} (in the {{doc}}`paper_index`). "
+                  "They are not errors of a paper."]
         for prefix, paper in papers().items():
             kept = _by_chapter(f for f in results if finding_paper(f, index) == prefix)
             if not kept:
