@@ -1126,3 +1126,30 @@ def z_union_bound(threshold: float, comparisons: int) -> tuple[float, float]:
     comparisons = validation.integer(comparisons, "comparisons")
     tail = float(2 * stats.norm.sf(threshold))
     return tail, comparisons * tail
+
+
+def improvement_verdict(outcomes) -> str:
+    """The verdict on "A improves on B" from the per-budget outcomes of :func:`paired_cv_test`.
+
+    ``"holds"`` if A is better at every budget; ``"partly"`` if better at some and
+    worse at none; ``"does not hold"`` otherwise (never better, or worse somewhere).
+
+    Parameters
+    ----------
+    outcomes : iterable of str
+        Each ``"better"``, ``"worse"`` or ``"no difference"`` (the ``verdict`` column
+        of :func:`paired_cv_test`); at least one.
+
+    Examples
+    --------
+    >>> improvement_verdict(["better", "no difference"])
+    'partly'
+    """
+    o = list(outcomes)
+    allowed = ("better", "worse", "no difference")
+    if not o or not set(o) <= set(allowed):
+        raise ValueError(f"outcomes must be one or more of {allowed}; got {o!r:.200}")
+    if "worse" in o or "better" not in o:
+        return "does not hold"
+    return "holds" if set(o) == {"better"} else "partly"
+

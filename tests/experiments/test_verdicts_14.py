@@ -110,3 +110,25 @@ def test_majority_share_by_hand():
         majority_share(lp[:, :4], y)
     with pytest.raises(ValueError, match="class outside"):
         majority_share(lp, [3, 1, 1, 1, 1])
+
+
+@pytest.mark.parametrize("outcomes, expected", [
+    (["better"] * 4, "holds"),
+    (["better", "no difference", "no difference"], "partly"),
+    (["no difference"] * 4, "does not hold"),
+    (["better", "worse"], "does not hold"),
+    (["worse"], "does not hold"),
+])
+def test_improvement_verdict(outcomes, expected):
+    from lib.experiments.verdicts import improvement_verdict
+
+    assert improvement_verdict(outcomes) == expected
+    assert improvement_verdict(pd.Series(outcomes)) == expected
+
+
+@pytest.mark.parametrize("bad", [[], ["better", "maybe"], ["holds"]])
+def test_improvement_verdict_refuses_unknown_outcomes(bad):
+    from lib.experiments.verdicts import improvement_verdict
+
+    with pytest.raises(ValueError, match="outcomes"):
+        improvement_verdict(bad)

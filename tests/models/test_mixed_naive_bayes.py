@@ -1,6 +1,7 @@
 """lib.models.mixed_naive_bayes against scikit-learn and against its own privacy bookkeeping."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import integrate
 from sklearn.naive_bayes import CategoricalNB, GaussianNB
@@ -548,3 +549,52 @@ def test_a_categorical_mask_that_does_not_fit_the_columns_is_refused(mask):
         gnb.MixedNaiveBayes("sample_moments", categorical=mask, **options).fit(X, y)
     fitted = gnb.MixedNaiveBayes("sample_moments", categorical=[True, False], **options).fit(X, y)
     assert fitted.predict(X).shape == (60,)
+
+
+@pytest.mark.needs_data
+def test_cross_validation_task_runs_cross_validate_through_the_engine():
+    # engine.run of the cross-validation task returns cross_validate's frame (a dataset column first):
+    # the same folds, draws and scores.
+    from lib.experiments import engine
+    from lib.experiments.tasks import mixed_naive_bayes as mixed
+    from lib.mechanisms.bounded_moments import SampleMoments, VaidyaLaplace, ZafaraniClifton
+    variants = {"np": {"method": SampleMoments}, "zc tight": {"method": ZafaraniClifton, "calibration": "tight"},
+                "zc printed": {"method": ZafaraniClifton, "calibration": "printed"},
+                "vaidya": {"method": VaidyaLaplace}}
+    options = {"variants": variants, "n_folds": 3, "n_draws": 2}
+    got = engine.run(mixed.MixedCrossValidation, [SampleMoments, ZafaraniClifton, VaidyaLaplace], [0.5, 2.0],
+                     datasets=["GermanCredit"], n_repeats=2, seed=3, options=options)
+    want = mixed.cross_validate(mixed.mixed_data("GermanCredit"), variants, [0.5, 2.0], n_folds=3, n_repeats=2,
+                                n_draws=2, seed=3)
+    assert (got.pop("dataset") == "GermanCredit").all()
+    pd.testing.assert_frame_equal(got, want)
+    with pytest.raises(ValueError, match="mechanisms must be the methods of the variants"):
+        engine.run(mixed.MixedCrossValidation, [ZafaraniClifton], [1.0], datasets=["GermanCredit"], n_repeats=1,
+                   options=options)
+    with pytest.raises(ValueError, match="target must be None"):
+        engine.run(mixed.MixedCrossValidation, [SampleMoments, ZafaraniClifton, VaidyaLaplace], [1.0],
+                   target=engine.DP_TARGET, datasets=["GermanCredit"], n_repeats=1, options=options)
+    with pytest.raises(ValueError, match="binning must be 'public'"):
+        mixed.MixedCrossValidation.prepare("GermanCredit", 1, "quantile")
+
+
+@pytest.mark.needs_data
+def test_majority_share_option_adds_the_share_of_each_release_and_changes_nothing_else():
+    # The option scores the same releases: the other columns are unchanged, and the column equals
+    # verdicts.majority_share of each release's log-probabilities, drawn again from the same generator.
+    from lib.experiments import engine
+    from lib.experiments.tasks import mixed_naive_bayes as mixed
+    from lib.experiments.verdicts import majority_share
+    kwargs = dict(datasets=["GermanCredit"], n_repeats=3, seed=2)
+    plain = engine.run("mixed-naive-bayes", ["zc"], [1.0], options={"calibration": "tight"}, **kwargs)
+    shared = engine.run("mixed-naive-bayes", ["zc"], [1.0], options={"calibration": "tight", "majority_share": True},
+                        **kwargs)
+    pd.testing.assert_frame_equal(shared.drop(columns="majority_share"), plain)
+    d = mixed.MixedNaiveBayes.prepare("GermanCredit", 1)
+    st = gnb.fit_statistics(d.X_train, d.Z_train, d.y_train, d.n_values, d.n_classes, d.bounds, method="zc",
+                            epsilon=1.0, calibration="tight")
+    lp = gnb.log_proba(gnb.draw(st, 3, np.random.default_rng(2)), d.X_test, d.Z_test)
+    np.testing.assert_allclose(shared["majority_share"], [majority_share(lp[i], d.y_test) for i in range(3)],
+                               rtol=0, atol=1e-15)
+    with pytest.raises(TypeError, match="majority_share must be True or False"):
+        engine.run("mixed-naive-bayes", ["zc"], [1.0], options={"majority_share": "yes"}, **kwargs)

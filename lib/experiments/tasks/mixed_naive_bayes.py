@@ -9,6 +9,9 @@ is the task of the engine (:mod:`lib.experiments.engine`): it prepares a split
 as a :class:`~lib.experiments.engine.Prepared` (categorical codes in ``X``, raw
 numerical attributes in ``Z``) and runs :func:`evaluate` with the generator
 ``numpy.random.default_rng(seed)`` of each (split, mechanism).
+:class:`MixedCrossValidation` is the task that runs :func:`cross_validate`
+through the engine: ``engine.run(MixedCrossValidation, methods, epsilons,
+options={"variants": ..., "n_folds": ..., "n_draws": ...})``.
 """
 
 from __future__ import annotations
@@ -125,10 +128,16 @@ def evaluate(data, train, test, method, epsilons, n_repeats, rng, *, likelihood=
 
 
 def _scores(X_cat, X_num, y_train, X_cat_test, X_num_test, y, n_values, n_classes, bounds, method, epsilons,
-            n_repeats, rng, *, likelihood="gaussian", cache, **options):
-    """The body of :func:`evaluate` on explicit training and test arrays."""
+            n_repeats, rng, *, likelihood="gaussian", cache, shares=None, **options):
+    """The body of :func:`evaluate` on explicit training and test arrays.
+
+    ``shares`` (an array (len(epsilons), n_repeats)), if given, receives the share of
+    test rows each release predicts as the test rows' majority class
+    (:func:`lib.experiments.verdicts.majority_share` of one release).
+    """
     acc = np.empty((len(epsilons), n_repeats))
     ce = np.empty((len(epsilons), n_repeats))
+    top = np.bincount(np.asarray(y)).argmax() if shares is not None else None
     # one fit per epsilon, the rows checked, counted and sorted once (fit_statistics_grid)
     fits = []
     if len(epsilons):
@@ -137,6 +146,8 @@ def _scores(X_cat, X_num, y_train, X_cat_test, X_num_test, y, n_values, n_classe
     for i, st in enumerate(fits):
         lp = log_proba(draw(st, n_repeats, rng), X_cat_test, X_num_test, likelihood)
         acc[i] = (lp.argmax(-1) == y).mean(-1)
+        if shares is not None:
+            shares[i] = (lp.argmax(-1) == top).mean(-1)
         ce[i] = -np.take_along_axis(lp, np.broadcast_to(y[None, :, None], lp.shape[:2] + (1,)), -1)[..., 0].mean(-1)
     return acc, ce
 
@@ -221,18 +232,22 @@ class MixedNaiveBayes:
         """Whether the engine can run ``cls`` on this task: a bounded-moment class."""
         return isinstance(cls, type) and issubclass(cls, MomentMechanism)
 
-    def evaluate(self, mechanism, budgets, n_repeats, *, target=None, seed=0, dataset=None, cache=None, **options):
+    def evaluate(self, mechanism, budgets, n_repeats, *, target=None, seed=0, dataset=None, cache=None,
+                 majority_share=False, **options):
         """Accuracy and cross-entropy of ``n_repeats`` releases per budget: a tidy frame.
 
         The releases draw from ``numpy.random.default_rng(seed)`` (:func:`evaluate`);
         a non-private method is fitted once and its scores repeated. The privacy
         guarantee is the method's (:func:`lib.models.mixed_naive_bayes.guarantee`
-        at each budget), so ``target`` must be None.
+        at each budget), so ``target`` must be None. With ``majority_share``
+        True the frame gains a column ``majority_share``: the share of test rows
+        each release predicts as the test rows' majority class (the releases and
+        scores are the same as without it).
 
         Returns
         -------
         pandas.DataFrame
-            ``dataset, model, epsilon, repeat, accuracy, cross_entropy``.
+            ``dataset, model, epsilon, repeat, accuracy, cross_entropy`` (and ``majority_share``).
         """
         if target is not None:
             raise ValueError("target must be None for mixed naive Bayes: a method's budget fixes its guarantee "
@@ -240,11 +255,106 @@ class MixedNaiveBayes:
         cls = mechanism_class(mechanism)
         eps = np.atleast_1d(validation.positive(budgets, "epsilons")).astype(float)
         n_repeats = validation.integer(n_repeats, "n_repeats")
+        if not isinstance(majority_share, (bool, np.bool_)):
+            raise validation.ArgumentTypeError(f"majority_share must be True or False; got {majority_share!r:.60}")
         d = self.data
+        shares = np.empty((len(eps), n_repeats)) if majority_share else None
         acc, ce = _scores(d.X_train, d.Z_train, d.y_train, d.X_test, d.Z_test, d.y_test, d.n_values, d.n_classes,
                           d.bounds, cls, eps, n_repeats, np.random.default_rng(seed),
-                          cache={} if cache is None else cache, **options)
+                          cache={} if cache is None else cache, shares=shares, **options)
         e, r = np.meshgrid(eps, np.arange(n_repeats), indexing="ij")
-        return pd.DataFrame({"dataset": d.dataset if dataset is None else dataset, "model": cls.name,
-                             "epsilon": e.ravel(), "repeat": r.ravel(), "accuracy": acc.ravel(),
-                             "cross_entropy": ce.ravel()})
+        frame = pd.DataFrame({"dataset": d.dataset if dataset is None else dataset, "model": cls.name,
+                              "epsilon": e.ravel(), "repeat": r.ravel(), "accuracy": acc.ravel(),
+                              "cross_entropy": ce.ravel()})
+        if majority_share:
+            frame["majority_share"] = shares.ravel()
+        return frame
+
+
+class MixedCrossValidation:
+    """Zafarani and Clifton's repeated cross-validation (:func:`cross_validate`) as a task of the engine.
+
+    The prepared data hold every row of the dataset, in the file's order, as
+    training rows (``prepare``); the folds are drawn inside :func:`cross_validate`.
+    ``engine.run(MixedCrossValidation, methods, epsilons, datasets=[name], n_repeats=R,
+    seed=s, options={"variants": ..., "n_folds": K, "n_draws": D})`` returns the frame of
+    ``cross_validate(mixed_data(name), variants, epsilons, n_folds=K, n_repeats=R,
+    n_draws=D, seed=s)`` with a column ``dataset`` first: the same numbers.
+
+    Parameters
+    ----------
+    data : lib.experiments.engine.Prepared
+        From :meth:`prepare`.
+    """
+
+    name = "mixed-naive-bayes-cv"
+    metrics = ("accuracy", "cross_entropy")
+    datasets = DATASETS
+
+    def __init__(self, data):
+        if not isinstance(data, Prepared) or data.Z_train is None:
+            raise validation.ArgumentTypeError("data must be a Prepared with numerical attributes, "
+                                               "from MixedCrossValidation.prepare")
+        self.data = data
+
+    @classmethod
+    def prepare(cls, dataset: str, seed: int, binning: str = "public") -> Prepared:
+        """Every row of ``dataset`` (:func:`mixed_data`) as training rows; ``seed`` is kept, the rows are not split.
+
+        ``binning`` must be ``"public"`` (as :meth:`MixedNaiveBayes.prepare`).
+        """
+        if binning != "public":
+            raise ValueError(f"binning must be 'public' for mixed naive Bayes (its numerical attributes are not "
+                             f"binned); got {binning!r}")
+        d = mixed_data(dataset)
+        return Prepared(dataset, seed, d["X_cat"], d["X_cat"][:0], d["y"], d["y"][:0], d["n_values"],
+                        d["n_classes"], d["categorical"], tuple(schema.classes(dataset)),
+                        Z_train=d["X_num"], Z_test=d["X_num"][:0], bounds=d["bounds"], numerical=d["numerical"])
+
+    supports = staticmethod(MixedNaiveBayes.supports)
+
+    def evaluate_many(self, mechanisms, budgets, n_repeats, *, target=None, seed=0, dataset=None, cache=None,
+                      variants, n_folds=10, n_draws=10):
+        """:func:`cross_validate` of ``variants`` (``n_repeats`` repetitions), with a ``dataset`` column first.
+
+        Parameters
+        ----------
+        mechanisms : sequence of MomentMechanism classes
+            The methods of the variants, each at least once (a method no variant uses is refused).
+        budgets : array_like
+            The epsilons of the private variants.
+        n_repeats : int
+            Repetitions of the ``n_folds``-fold cross-validation.
+        target : None
+            A method's budget fixes its guarantee.
+        seed : int
+            The seed of :func:`cross_validate` (folds and noise).
+        variants : dict
+            Label -> keyword arguments of :func:`evaluate` (``method`` and options).
+        n_folds, n_draws : int
+            See :func:`cross_validate`.
+
+        Raises
+        ------
+        ValueError
+            If ``target`` is not None, or the methods of ``variants`` are not the ``mechanisms``.
+        """
+        if target is not None:
+            raise ValueError("target must be None for mixed naive Bayes: a method's budget fixes its guarantee "
+                             "(lib.models.mixed_naive_bayes.guarantee)")
+        if not isinstance(variants, dict) or not variants:
+            raise validation.ArgumentTypeError("variants must be a non-empty dict of labels to keyword arguments")
+        used = {mechanism_class(v["method"]) for v in variants.values()}
+        given = {mechanism_class(m) for m in mechanisms}
+        if used != given:
+            raise ValueError(f"mechanisms must be the methods of the variants, "
+                             f"{sorted(c.name for c in used)}; got {sorted(c.name for c in given)}")
+        d = self.data
+        data = {"X_cat": d.X_train, "X_num": d.Z_train, "y": d.y_train, "n_values": d.n_values,
+                "n_classes": d.n_classes, "bounds": d.bounds}
+        frame = cross_validate(data, variants, np.atleast_1d(validation.positive(budgets, "epsilons")),
+                               n_folds=validation.integer(n_folds, "n_folds", 2),
+                               n_repeats=validation.integer(n_repeats, "n_repeats"),
+                               n_draws=validation.integer(n_draws, "n_draws"), seed=seed)
+        frame.insert(0, "dataset", d.dataset if dataset is None else dataset)
+        return frame
