@@ -12,6 +12,7 @@ Gaussian noise on the count of ones, by the utility of the released posterior
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -97,6 +98,10 @@ ENTRIES = (("M_H", "smoothed_hellinger", _note), ("EM (global sens.)", "hellinge
 builder ``(class, setting) -> object``, None to skip)."""
 
 MECHANISMS = tuple(entry[0] for entry in ENTRIES)
+
+K_ENTRIES = ("M_H", "Dirichlet (App. B)")
+"""The entries of :data:`ENTRIES` that :func:`head_to_head` draws for a histogram of ``k > 2``
+categories (the others release a count of ones, or need ``d = 2``)."""
 """The display names of :data:`ENTRIES`, the keys of :func:`head_to_head`'s result."""
 
 
@@ -115,6 +120,12 @@ def _candidate_utility_plain(prior, counts):
                              hellinger=hellinger_rows_beta(prior, counts))
 
 
+def _candidate_utility_k(prior, counts) -> dict:
+    """:func:`posterior_utility` of ``prior + counts`` against every candidate of :func:`candidates` ``(n, k)``."""
+    cand_post = posteriors(prior, candidates(int(counts.sum()), counts.size))
+    return posterior_utility(np.broadcast_to(posteriors(prior, counts), cand_post.shape), cand_post)
+
+
 def _candidate_utility(prior, counts) -> dict:
     """:func:`posterior_utility` of the true posterior ``prior + counts`` against every beta-binomial candidate.
 
@@ -125,6 +136,8 @@ def _candidate_utility(prior, counts) -> dict:
     exponential mechanisms.
     """
     prior, counts = np.asarray(prior, dtype=float), np.asarray(counts)
+    if counts.size > 2:
+        return _candidate_utility_k(prior, counts)
     if int(counts.sum()) + 1 > MEMO_CELLS:
         return _candidate_utility_plain(prior, counts)
     return _candidate_utility_memo(tuple(prior.tolist()), tuple(counts.tolist()))
@@ -159,14 +172,15 @@ def head_to_head(prior, counts, epsilon_hat, delta, *, reference, repeats=2000, 
 
     Parameters
     ----------
-    prior : array_like, shape (2,)
-        The Beta prior :math:`(\\alpha, \\beta)`, positive.
-    counts : array_like of int, shape (2,)
-        ``(ones, zeros)``, non-negative with a positive total :math:`n` (public).
+    prior : array_like, shape (k,)
+        The Beta prior :math:`(\\alpha, \\beta)` (``k = 2``) or Dirichlet prior, positive.
+    counts : array_like of int, shape (k,)
+        ``(ones, zeros)`` for ``k = 2``, else a histogram of ``k`` categories; non-negative with a
+        positive total :math:`n` (public).
     epsilon_hat, delta : float
         The common target :math:`(\\hat\\varepsilon, \\delta)`.
-    reference : array_like, shape (2,)
-        A public histogram of 2 positive counts for Appendix B's order.
+    reference : array_like, shape (k,)
+        A public histogram of ``k`` positive counts for Appendix B's order.
     repeats : int, default 2000
         Draws of each Monte Carlo mechanism (at least 2).
     rng : numpy.random.Generator or int or None
@@ -178,7 +192,11 @@ def head_to_head(prior, counts, epsilon_hat, delta, *, reference, repeats=2000, 
     -------
     dict
         ``{display name: {"hellinger" | "kl" | "mean_error": (mean, standard error)}}`` plus
-        ``"_calibration"`` with the Dirichlet parameters and the Gaussian ``sigma``.
+        ``"_calibration"`` with the Dirichlet parameters and the Gaussian ``sigma``. With ``k > 2``
+        categories only the entries of :data:`K_ENTRIES` are drawn (in the order of
+        :data:`ENTRIES`; the Dirichlet extension :math:`\\mathcal M^D_{\\mathcal H}` with its
+        exact expectation over the :math:`\\binom{n+k-1}{k-1}` candidates, and Appendix B's
+        Dirichlet mechanism), and there is no ``sigma`` or ``r_exact``.
 
     Notes
     -----
@@ -200,9 +218,10 @@ def head_to_head(prior, counts, epsilon_hat, delta, *, reference, repeats=2000, 
       :math:`\\mathrm{beta}(\\alpha + \\tilde a, \\beta + n - \\tilde a)`.
     """
     counts = validation.integer_array(counts, "counts")
-    if counts.shape != (2,) or counts.min() < 0 or counts.sum() < 1:
-        raise ValueError(f"counts must be a pair (ones, zeros) of non-negative integers with a positive total; "
-                         f"got {counts.tolist()}")
+    if counts.ndim != 1 or counts.size < 2 or counts.min() < 0 or counts.sum() < 1:
+        raise ValueError(f"counts must be a pair (ones, zeros), or a histogram of k > 2 categories, of non-negative "
+                         f"integers with a positive total; got {counts.tolist()}")
+    k = counts.size
     repeats = validation.integer(repeats, "repeats", 2)
     validation.cells(repeats, "repeats")
     if not isinstance(exact_dirichlet, (bool, np.bool_)):
@@ -212,17 +231,19 @@ def head_to_head(prior, counts, epsilon_hat, delta, *, reference, repeats=2000, 
     n = int(counts.sum())
     true_post = posteriors(prior, counts)
     reference = validation.positive(reference, "reference")
-    if reference.shape != (2,):
-        raise ValueError(f"reference must be a public histogram of 2 positive counts; got shape {reference.shape}")
+    if reference.shape != (k,):
+        raise ValueError(f"reference must be a public histogram of {k} positive counts; got shape {reference.shape}")
     choice = _order_for(float(epsilon_hat), float(delta), tuple(float(v) for v in reference))
     calib = {"lam": choice.lam, "r_app_b": choice.r, "alpha": choice.alpha}
-    if exact_dirichlet:
+    if exact_dirichlet and k == 2:
         calib["r_exact"] = _exact_scale_for(float(choice.alpha), n, float(epsilon_hat), float(delta))
     setting = _Setting(np.asarray(prior, dtype=float), n, epsilon_hat, delta, choice.alpha, choice.r,
                        calib.get("r_exact"))
-    batch = np.broadcast_to(counts, (repeats, 2))
+    batch = np.broadcast_to(counts, (repeats, k))
     out, built = {}, {}
     for display, name, build in ENTRIES:
+        if k > 2 and display not in K_ENTRIES:
+            continue
         mech = build(get(name), setting)
         if mech is None:
             continue
@@ -233,7 +254,8 @@ def head_to_head(prior, counts, epsilon_hat, delta, *, reference, repeats=2000, 
         else:  # a point y of the simplex: the posterior prior + n y (post-processing)
             out[display] = _monte_carlo(true_post, prior + n * mech.release(batch, rng))
         built[display] = mech
-    calib["sigma"] = built["Gaussian"].noise_scale
+    if "Gaussian" in built:
+        calib["sigma"] = built["Gaussian"].noise_scale
     out["_calibration"] = calib
     return out
 
@@ -316,11 +338,171 @@ def full_audit(ns=(10, 30, 100, 300, 1000), epsilons=(0.1, 1.0, 5.0, 20.0, 50.0)
     return out
 
 
+#: Where :func:`store_audits` keeps the summaries of the full-size runs (a small JSON file of the
+#: book's sources, read by chapter 12): ``book/_data/hellinger_audits.json`` in the repository.
+AUDIT_RESULTS = Path(__file__).resolve().parents[2] / "book" / "_data" / "hellinger_audits.json"
+
+#: The runs :func:`store_audits` knows: name -> the arguments of :func:`full_audit`.
+RUNS = {"full": {}, "sweep": SWEEP}
+
+#: The decimals a stored ratio keeps: far more than any verdict needs, far fewer than the last bits
+#: of ``exp`` and ``log`` that differ between CPUs.
+_DIGITS = 6
+
+
+def _rounded(value: float) -> float:
+    return float(f"{float(value):.{_DIGITS}g}")
+
+
+def audit_summary(rows) -> dict:
+    """What a run of :func:`full_audit` found, small enough to store: counts, extremes and the exceptions.
+
+    Parameters
+    ----------
+    rows : list of dict
+        The rows of :func:`full_audit`.
+
+    Returns
+    -------
+    dict
+        ``audits`` (settings audited), ``dense`` and ``spot`` (how), ``priors`` (distinct Beta
+        priors), ``max_n`` (largest :math:`n` of a dense audit), ``max_spot_n``, ``spot_pairs``
+        (largest number of pairs of a spot check), ``epsilons``, ``deltas`` (the ranges, as
+        ``[min, max]``), ``above_delta`` (settings whose exact :math:`\\delta(\\varepsilon)`
+        exceeds :math:`\\delta`: the note's claim fails there), ``largest_delta_ratio``
+        (:math:`\\max \\delta(\\varepsilon)/\\delta`), ``above_epsilon`` (settings where a pair
+        spends more than the nominal :math:`\\varepsilon`: not pure DP), ``largest_pure_ratio``
+        and ``exceeding`` (those settings: prior, n, epsilon, delta, pure_ratio, pair; ratios to
+        six significant digits).
+
+    Raises
+    ------
+    ValueError
+        If ``rows`` is empty.
+    """
+    rows = list(rows)
+    if not rows:
+        raise ValueError("rows must hold at least one audit of full_audit")
+    dense = [r for r in rows if r["kind"] == "dense"]
+    spot = [r for r in rows if r["kind"] == "spot"]
+    exceeding = sorted((r for r in rows if r["pure_ratio"] > 1),
+                       key=lambda r: (r["prior"], r["n"], r["epsilon"], r["delta"]))
+    return {
+        "audits": len(rows), "dense": len(dense), "spot": len(spot),
+        "priors": len({tuple(r["prior"]) for r in rows}),
+        "max_n": max((r["n"] for r in dense), default=0), "max_spot_n": max((r["n"] for r in spot), default=0),
+        "epsilons": [min(r["epsilon"] for r in rows), max(r["epsilon"] for r in rows)],
+        "deltas": [min(r["delta"] for r in rows), max(r["delta"] for r in rows)],
+        "above_delta": int(sum(bool(r["exact_delta"] > r["delta"]) for r in rows)),
+        "largest_delta_ratio": _rounded(max(r["exact_delta"] / r["delta"] for r in rows)),
+        "above_epsilon": len(exceeding),
+        "largest_pure_ratio": _rounded(max(r["pure_ratio"] for r in rows)),
+        "exceeding": [{"prior": list(r["prior"]), "n": int(r["n"]), "epsilon": float(r["epsilon"]),
+                       "delta": float(r["delta"]), "pure_ratio": _rounded(r["pure_ratio"]),
+                       "pair": [int(v) for v in r["pure_pair"]], "kind": r["kind"]} for r in exceeding],
+    }
+
+
+def store_audits(names=tuple(RUNS), path=AUDIT_RESULTS) -> dict:
+    """Run :func:`full_audit` for each run of :data:`RUNS` in ``names`` and store the summaries as JSON.
+
+    Each run is stored with its arguments and its :func:`audit_summary` under its name; the
+    other runs already in ``path`` are kept. Takes about ten minutes (``"full"``) and one
+    (``"sweep"``) on one core. Returns what :func:`load_audits` then reads (lists for tuples).
+    """
+    import inspect
+    import json
+
+    names = [names] if isinstance(names, str) else list(names)
+    bad = [n for n in names if n not in RUNS]
+    if bad or not names:
+        raise ValueError(f"names must be among {tuple(RUNS)}; got {names!r:.80}")
+    path = Path(path)
+    stored = json.loads(path.read_text()) if path.exists() else {}
+    for name in names:
+        bound = inspect.signature(full_audit).bind(**RUNS[name])
+        bound.apply_defaults()
+        stored[name] = {"arguments": dict(bound.arguments), "summary": audit_summary(full_audit(**RUNS[name]))}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(stored, indent=1, sort_keys=True) + "\n"
+    path.write_text(text)
+    return json.loads(text)
+
+
+def load_audits(path=AUDIT_RESULTS) -> dict:
+    """The summaries stored by :func:`store_audits`: run name -> ``{"arguments", "summary"}``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If nothing is stored at ``path`` (run ``python -m lib.experiments.hellinger --store``).
+    """
+    import json
+
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no stored audits at {path}; run python -m lib.experiments.hellinger --store")
+    return json.loads(path.read_text())
+
+
+def subset(arguments: dict, **restrict) -> dict:
+    """The arguments of :func:`full_audit` ``arguments`` with some of their lists cut to the values of ``restrict``.
+
+    Every restricted value must be one of the run's (a reduced run is a part of the stored one),
+    e.g. ``subset(SWEEP, ns=(100, 150))``.
+
+    Raises
+    ------
+    ValueError
+        If a key is not an argument of the run or a value is not among the run's.
+    """
+    out = dict(arguments)
+    for key, values in restrict.items():
+        if key not in arguments:
+            raise ValueError(f"restrict: {key!r} is not an argument of the run; allowed {tuple(arguments)}")
+        have = [tuple(v) if isinstance(v, (list, tuple)) else v for v in arguments[key]]
+        values = [tuple(v) if isinstance(v, (list, tuple)) else v for v in values]
+        missing = [v for v in values if v not in have]
+        if missing or not values:
+            raise ValueError(f"restrict: {key} must be a non-empty part of the run's values; {missing!r:.80} are not")
+        out[key] = tuple(values)
+    return out
+
+
+def within(summary: dict, arguments: dict) -> list:
+    """The stored ``exceeding`` settings of ``summary`` that a run with ``arguments`` audits densely.
+
+    Raises
+    ------
+    ValueError
+        If ``summary`` is not an :func:`audit_summary` or ``arguments`` lack the lists of :func:`full_audit`.
+    """
+    missing = [k for k in ("priors", "ns", "epsilons", "deltas") if k not in arguments]
+    if "exceeding" not in summary or missing:
+        raise ValueError(f"summary must be an audit_summary (with 'exceeding') and arguments the arguments of a "
+                         f"full_audit run; missing {(['exceeding'] if 'exceeding' not in summary else []) + missing}")
+    priors = {tuple(float(v) for v in p) for p in arguments["priors"]}
+    return [r for r in summary["exceeding"] if r["kind"] == "dense" and tuple(r["prior"]) in priors
+            and r["n"] in arguments["ns"] and r["epsilon"] in arguments["epsilons"]
+            and r["delta"] in arguments["deltas"]]
+
+
 def _main(argv=None) -> None:
-    """``python -m lib.experiments.hellinger [--quick | --sweep]``: :func:`full_audit`, summarised."""
+    """``python -m lib.experiments.hellinger [--quick | --sweep | --store [run ...]]``: :func:`full_audit`.
+
+    ``--store`` runs the named runs of :data:`RUNS` (default all) and stores their summaries in
+    :data:`AUDIT_RESULTS` (:func:`store_audits`); the others print a summary.
+    """
     import sys
 
     argv = sys.argv[1:] if argv is None else argv
+    if "--store" in argv:
+        names = [a for a in argv if not a.startswith("--")] or list(RUNS)
+        stored = store_audits(names)
+        for name in names:
+            s = stored[name]["summary"]
+            print(f"{name}: {s['audits']} audits, {s['above_epsilon']} above epsilon, {s['above_delta']} above delta")
+        return
     if "--sweep" in argv:  # SWEEP instead of the full run
         rows = full_audit(**SWEEP)
     elif "--quick" in argv:

@@ -1153,3 +1153,42 @@ def improvement_verdict(outcomes) -> str:
         return "does not hold"
     return "holds" if set(o) == {"better"} else "partly"
 
+
+#: The verdict of a claim measured to hold on every setting run (an exact audit, an enumeration)
+#: whose proof is invalid; distinct from "proof gap" (holds, the proof needs an extra condition).
+MEASURED_NOT_PROVED = "holds where measured, not proved"
+
+
+def measured_verdict(passes) -> str:
+    """The verdict on a claim without a valid proof, judged by audits: :data:`MEASURED_NOT_PROVED` or "does not hold".
+
+    Parameters
+    ----------
+    passes : array_like of bool
+        One flag per setting audited: does the claim hold there (e.g. the exact
+        :math:`\\delta(\\varepsilon)` of every neighbouring pair at most :math:`\\delta`)?
+        At least one.
+
+    Returns
+    -------
+    str
+        :data:`MEASURED_NOT_PROVED` if the claim holds on every setting run, "does not hold"
+        if it fails on one (a counterexample settles the claim; a pass only covers what was
+        run, hence never "holds").
+
+    Raises
+    ------
+    ValueError
+        If ``passes`` is empty or not boolean.
+
+    Examples
+    --------
+    >>> measured_verdict([True, True])
+    'holds where measured, not proved'
+    >>> measured_verdict([True, False])
+    'does not hold'
+    """
+    flags = np.asarray(passes)
+    if flags.size == 0 or flags.dtype != bool:
+        raise ValueError(f"passes must hold at least one boolean flag; got {flags.size} of dtype {flags.dtype}")
+    return MEASURED_NOT_PROVED if bool(flags.all()) else "does not hold"

@@ -370,3 +370,76 @@ def test_a_histogram_release_a_mechanism_cannot_calibrate_is_a_named_error():
     with pytest.raises(ValueError, match="gaussian_classical cannot meet"):
         engine.run("histogram", ["gaussian_classical"], [2.0], target=DP_TARGET, datasets=["GermanCredit"],
                    n_repeats=2, options={"attribute": "credit_risk"})
+
+
+def test_logistic_task_at_a_dp_target_equals_samplers_at_dp():
+    """At an ApproximateDP target the engine's logistic-regression task runs samplers_at_dp on each
+    split, split s with seed ``seed + s - 1`` for every sampler; a sampler's rows do not depend on
+    which others run."""
+    from lib.experiments.tasks import logistic_regression as lr_task
+
+    eps_hats, target = [0.3, 3.0], ApproximateDP(1.0, 1e-5)
+    new = engine.run("logistic-regression", lr_task.DP_SAMPLERS, eps_hats, target=target, datasets=["Digit"],
+                     splits=[1, 2], n_repeats=3, seed=5, options={"n_sweeps": 2})
+    assert list(new.columns[:2]) == ["dataset", "split"] and set(new.dataset) == {"Digit"}
+    for s in (1, 2):
+        old = lr_task.samplers_at_dp(lr_task.digits(seed=s), eps_hats, 3, seed=5 + s - 1, n_sweeps=2, delta=1e-5)
+        got = new[new.split == s].drop(columns=["dataset", "split"]).reset_index(drop=True)
+        pd.testing.assert_frame_equal(got, old, check_exact=True)
+    ops = engine.run("logistic-regression", [lr_task.OPSLogistic], eps_hats, target=target, datasets=["Digit"],
+                     n_repeats=3, seed=5, options={"n_sweeps": 2, "labels": {"ops": "OPS"}})
+    assert set(ops.model) == {"LR OPS"}
+    np.testing.assert_array_equal(ops.error, new[(new.split == 1) & (new.model == "LR ops")].error)
+
+
+@pytest.mark.parametrize("mechanisms, options, match", [
+    (["logistic_posterior"], {}, "methods must be among the private samplers"),
+    (None, {"lams": [2.0]}, "lams must be None"),
+])
+def test_logistic_task_at_a_dp_target_refuses(mechanisms, options, match):
+    from lib.experiments.tasks import logistic_regression as lr_task
+    from lib.mechanisms.logistic_posterior import LogisticPosterior
+
+    mechs = [LogisticPosterior] if mechanisms else list(lr_task.DP_SAMPLERS)
+    with pytest.raises(ValueError, match=match):
+        engine.run("logistic-regression", mechs, [1.0], target=ApproximateDP(1.0, 1e-5), datasets=["Digit"],
+                   n_repeats=2, options=options)
+
+
+def test_posterior_task_seed_keys_and_synthetic_splits():
+    """The posterior task's seed key: ("split", "budget", "n") draws split s's budget k from
+    ``default_rng([seed, s - 1, k, n])`` with the engine's root seed on every split, and ("budget",)
+    from ``default_rng([seed, k])``; a synthetic dataset on split s is the draw of
+    ``synthetic_counts(default_rng([SYNTHETIC_ROOT, s - 1]))``."""
+    from lib.experiments import hellinger as hx
+    from lib.experiments.tasks.posterior import SYNTHETIC, SYNTHETIC_ROOT, counts_data, synthetic_counts
+
+    eps_hats, delta, name = (0.3, 3.0), 1e-6, "theta=0.05, n=100"
+    new = engine.run("posterior", ["count_laplace", "smoothed_hellinger"], eps_hats, target=ApproximateDP(1.0, delta),
+                     datasets=[name], splits=[1, 2], n_repeats=50, seed=13, options={"key": ("split", "budget", "n")})
+    for s in (1, 2):
+        ones, n = synthetic_counts(np.random.default_rng([SYNTHETIC_ROOT, s - 1]))[name]
+        assert set(new[new.split == s].ones) == {ones} and SYNTHETIC[name][1] == n
+        for k, e in enumerate(eps_hats):
+            res = hx.head_to_head((1.0, 1.0), (ones, n - ones), e, delta, reference=np.array([0.3 * n, 0.7 * n]),
+                                  repeats=50, rng=np.random.default_rng([13, s - 1, k, n]))
+            got = new[(new.split == s) & (new.epsilon_hat == e) & (new.metric == "hellinger")].set_index("model")
+            for m in ("Laplace", "M_H"):
+                assert got.loc[m, "mean"] == res[m]["hellinger"][0]
+    few = engine.run("posterior", ["count_laplace"], eps_hats, target=ApproximateDP(1.0, delta), n_repeats=50,
+                     seed=13, data={"a": counts_data(30, 100, "a")}, options={"key": ("budget",)})
+    for k, e in enumerate(eps_hats):
+        res = hx.head_to_head((1.0, 1.0), (30, 70), e, delta, reference=np.array([30.0, 70.0]), repeats=50,
+                              rng=np.random.default_rng([13, k]))
+        assert few[(few.epsilon_hat == e) & (few.metric == "kl")]["mean"].item() == res["Laplace"]["kl"][0]
+
+
+@pytest.mark.parametrize("key, match", [(("split",), "needs data prepared on a split"),
+                                        (("budget", "seed"), "key must hold distinct parts"),
+                                        (("n", "n"), "key must hold distinct parts")])
+def test_posterior_task_refuses_a_bad_seed_key(key, match):
+    from lib.experiments.tasks.posterior import counts_data
+
+    with pytest.raises(ValueError, match=match):
+        engine.run("posterior", ["count_laplace"], [1.0], target=ApproximateDP(1.0, 1e-6), n_repeats=2,
+                   data={"a": counts_data(1, 3)}, options={"key": key})

@@ -50,3 +50,14 @@ def test_relative_gap_by_hand():
         relative_gap([0.0], [0.0])
     with pytest.raises(ValueError, match="same length"):
         relative_gap([1.0], [1.0, 2.0])
+
+
+def test_measured_verdict_never_says_holds():
+    from lib.experiments.verdicts import MEASURED_NOT_PROVED, measured_verdict
+
+    assert measured_verdict(np.array([True] * 5)) == MEASURED_NOT_PROVED == "holds where measured, not proved"
+    assert measured_verdict(pd.Series([True, False, True])) == "does not hold"
+    assert measured_verdict([False]) == "does not hold"
+    for bad in ([], [1, 0], ["yes"]):
+        with pytest.raises(ValueError, match="passes must hold at least one boolean"):
+            measured_verdict(bad)

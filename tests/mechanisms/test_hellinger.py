@@ -804,6 +804,12 @@ CASES = {
     "full_audit ns": (lambda: hx.full_audit(ns=(0,)), ValueError, "ns must be an integer"),
     "full_audit deltas": (lambda: hx.full_audit(ns=(3,), deltas=(1.5,)), ValueError, "deltas must be in"),
     "full_audit spot size": (lambda: hx.full_audit(ns=(3,), spot_n=(10**7,)), ValueError, "would need"),
+    "audit_summary empty": (lambda: hx.audit_summary([]), ValueError, "rows must hold at least one audit"),
+    "store_audits names": (lambda: hx.store_audits(["nothing"], path="/nonexistent/a.json"), ValueError,
+                           "names must be among"),
+    "load_audits missing": (lambda: hx.load_audits("/nonexistent/a.json"), FileNotFoundError, "no stored audits"),
+    "subset value": (lambda: hx.subset(hx.SWEEP, epsilons=(3.0,)), ValueError, "part of the run's values"),
+    "within summary": (lambda: hx.within({}, hx.SWEEP), ValueError, "summary must be an audit_summary"),
     "audited_guarantee type": (lambda: ha.audited_guarantee(hm.CountLaplace(1.0, 6)), TypeError,
                                "mech must be a SmoothedHellinger"),
     "log_pmf_rows_beta flag": (lambda: ha.log_pmf_rows_beta(PRIOR, 6, 1.0, 1e-6, [2], global_sensitivity="no"),
@@ -869,3 +875,45 @@ def test_dense_smooth_sensitivity_in_blocks_equals_the_definition():
     dist = np.abs(big[:, None, :] - big[None, :, :]).sum(-1) / 2
     ref = (ls_big[None, :] * np.exp(-gamma * dist)).max(axis=1)
     np.testing.assert_allclose(hm.smooth_sensitivity(ls_big, big, gamma), ref, rtol=1e-13)
+
+
+# --- the stored full-size runs (lib.experiments.hellinger.store_audits) --------------------------
+
+def test_audit_summary_counts_the_rows_of_full_audit():
+    rows = hx.full_audit(ns=(3, 10), epsilons=(1.0, 40.0), deltas=(1e-6,), priors=((1.0, 1.0), (1e-8, 1e8)),
+                         spot_n=(30,), spot_pairs=5)
+    s = hx.audit_summary(rows)
+    assert s["audits"] == len(rows) == 2 * (2 * 2 + 2) and s["dense"] == 8 and s["spot"] == 4
+    assert s["priors"] == 2 and s["max_n"] == 10 and s["max_spot_n"] == 30
+    assert s["epsilons"] == [1.0, 40.0] and s["deltas"] == [1e-6, 1e-6]
+    over = [r for r in rows if r["pure_ratio"] > 1]
+    assert s["above_epsilon"] == len(over) == len(s["exceeding"])
+    assert s["above_delta"] == sum(r["exact_delta"] > r["delta"] for r in rows)
+    assert s["largest_pure_ratio"] == pytest.approx(max(r["pure_ratio"] for r in rows), rel=1e-5)
+    with pytest.raises(ValueError, match="rows must hold at least one audit"):
+        hx.audit_summary([])
+
+
+def test_stored_audits_round_trip_and_a_rerun_part_finds_the_stored_exceptions(tmp_path, monkeypatch):
+    """store_audits writes what load_audits reads; a subset of the run, rerun, finds exactly the
+    stored exceptions that lie in it (within)."""
+    tiny = dict(ns=(100,), epsilons=(1.0, 20.0), deltas=(1e-2,), priors=((1e-8, 1e-8), (1.0, 1.0)), spot_n=())
+    monkeypatch.setitem(hx.RUNS, "tiny", tiny)
+    path = tmp_path / "audits.json"
+    stored = hx.store_audits("tiny", path=path)
+    assert hx.load_audits(path) == stored and stored["tiny"]["arguments"]["spot_pairs"] == 41
+    summary = stored["tiny"]["summary"]
+    assert summary["above_epsilon"] >= 1   # the sparse prior at n = 100, epsilon = 20 (chapter 12)
+    part = hx.subset(stored["tiny"]["arguments"], epsilons=(20.0,))
+    rerun = hx.audit_summary(hx.full_audit(**part))
+    key = [(tuple(r["prior"]), r["n"], r["epsilon"], r["delta"]) for r in rerun["exceeding"]]
+    assert key == [(tuple(r["prior"]), r["n"], r["epsilon"], r["delta"]) for r in hx.within(summary, part)]
+    assert hx.within(summary, hx.subset(part, priors=((1.0, 1.0),))) == []
+    with pytest.raises(ValueError, match="names must be among"):
+        hx.store_audits("nothing", path=path)
+    with pytest.raises(FileNotFoundError, match="--store"):
+        hx.load_audits(tmp_path / "missing.json")
+    with pytest.raises(ValueError, match="is not an argument of the run"):
+        hx.subset(tiny, orders=(2.0,))
+    with pytest.raises(ValueError, match="part of the run's values"):
+        hx.subset(tiny, ns=(300,))

@@ -51,8 +51,9 @@ import pandas as pd
 from lib import validation
 
 from lib.mechanisms.protocol import get
-from lib.models.logistic_regression import (BETA0, SAMPLERS, LogisticSampler, Settings, cross_entropy, error_rate,
-                                            sample)
+from lib.models.logistic_regression import (BETA0, SAMPLERS, ConcentratedLogistic, DiffuseLogistic, LogisticSampler,
+                                            OPSLogistic, Settings, cross_entropy, error_rate, sample)
+from lib.privacy.guarantees import ApproximateDP
 from lib.experiments import schema
 from lib.experiments.data import label_column, load
 from lib.experiments.prepared import Prepared
@@ -242,6 +243,10 @@ def digits(positive: int = 8, negative: int = 3, c: float = 1.0, *, test_size: f
 
 # ----------------------------------------------------------------------------- the experiment of Figure 3
 
+#: The private samplers of Geumlek et al., the ones :func:`samplers_at_dp` runs at an
+#: :math:`(\hat\varepsilon, \delta)` target: Algorithms 4 and 5 and One Posterior Sample.
+DP_SAMPLERS = (ConcentratedLogistic, DiffuseLogistic, OPSLogistic)
+
 
 def run_grid(data, epsilons, lams, n_repeats, *, seed, methods=SAMPLERS, n_sweeps=6, mala_steps=0,
              beta0=BETA0, ops_factor=None):
@@ -328,7 +333,8 @@ def run_splits(load_split, split_seeds, epsilons, lams, n_repeats, *, seed, **kw
     return pd.concat(frames, ignore_index=True)
 
 
-def samplers_at_dp(data, epsilon_hats, n_repeats, *, seed, n_sweeps=6, delta=1e-5, labels=None) -> pd.DataFrame:
+def samplers_at_dp(data, epsilon_hats, n_repeats, *, seed, n_sweeps=6, delta=1e-5, labels=None,
+                   methods=None) -> pd.DataFrame:
     """The three private samplers of Geumlek et al. at :math:`(\\hat\\varepsilon, \\delta)` targets (chapter 11).
 
     Each sampler draws all targets in one :func:`lib.models.logistic_regression.sample` call, in
@@ -354,6 +360,10 @@ def samplers_at_dp(data, epsilon_hats, n_repeats, *, seed, n_sweeps=6, delta=1e-
     delta : float, default 1e-5
     labels : dict, optional
         The name of each sampler's ``short`` name in the ``model`` column (default ``"LR <short>"``).
+    methods : sequence of type or str, optional
+        The samplers, in the order of the rows (classes or registry names among
+        :data:`DP_SAMPLERS`); default all three. A sampler's draws do not depend on which
+        others run.
 
     Returns
     -------
@@ -366,9 +376,14 @@ def samplers_at_dp(data, epsilon_hats, n_repeats, *, seed, n_sweeps=6, delta=1e-
     n_repeats = validation.integer(n_repeats, "n_repeats")
     seed = validation.integer(seed, "seed", 0)
     labels = {} if labels is None else labels
+    samplers = DP_SAMPLERS if methods is None else [m if isinstance(m, type) else get(m) for m in methods]
+    wrong = [getattr(m, "name", m) for m in samplers if m not in DP_SAMPLERS]
+    if wrong or not samplers:
+        raise ValueError(f"methods must be among the private samplers "
+                         f"{tuple(m.name for m in DP_SAMPLERS)}; got {wrong or 'none'}")
     rows = []
     n = len(data.y_train)
-    for sampler in (gp.ConcentratedLogistic, gp.DiffuseLogistic, gp.OPSLogistic):
+    for sampler in samplers:
         method = sampler.short
         eps = (np.array([gp.rdp_slope_for_dp(e, delta) for e in eps_hats]) if sampler is not gp.OPSLogistic
                else eps_hats)
@@ -423,15 +438,24 @@ class LogisticRegression:
 
     def evaluate_many(self, mechanisms, budgets, n_repeats, *, target=None, seed=0, dataset=None, cache=None,
                       lams=None, **options):
-        """:func:`run_grid` of all ``mechanisms`` at once, with a ``dataset`` column first.
+        """All ``mechanisms`` at once, with a ``dataset`` column first: Figure 3's grid or one :math:`(\\hat\\varepsilon, \\delta)`.
 
-        ``lams`` (the Rényi orders, every pair with ``budgets`` is run) is
-        required; ``target`` must be None (each cell's target is its
-        :math:`(\\lambda, \\varepsilon)`).
+        With ``target`` None, :func:`run_grid`: ``lams`` (the Rényi orders, every pair with
+        ``budgets`` is run) is required, each cell's target is its :math:`(\\lambda, \\varepsilon)`.
+        With an :class:`~lib.privacy.guarantees.ApproximateDP` target (its :math:`\\delta` is kept,
+        each budget is an :math:`\\hat\\varepsilon`), :func:`samplers_at_dp` with ``seed`` for
+        every sampler (options ``n_sweeps``, ``labels``); ``lams`` must be None.
         """
+        if isinstance(target, ApproximateDP):
+            if lams is not None:
+                raise ValueError("lams must be None at an ApproximateDP target (each sampler meets it at its best order)")
+            frame = samplers_at_dp(self.data, budgets, n_repeats, seed=seed, delta=target.delta,
+                                   methods=list(mechanisms), **options)
+            frame.insert(0, "dataset", self.data.dataset if dataset is None else dataset)
+            return frame
         if target is not None:
-            raise ValueError("target must be None for logistic regression: each cell's target is its (lam, epsilon); "
-                             "pass the orders as options={'lams': ...}")
+            raise ValueError("target must be None (each cell's target is its (lam, epsilon); pass the orders as "
+                             f"options={{'lams': ...}}) or an ApproximateDP for logistic regression; got {target!r:.60}")
         if lams is None:
             raise ValueError("options must give lams, the Renyi orders of the grid")
         frame = run_grid(self.data, budgets, lams, n_repeats, seed=seed, methods=list(mechanisms), **options)
