@@ -312,7 +312,8 @@ def _items(n: int) -> str:
 
 def _count_line(verdicts: list[str]) -> str:
     counts = Counter(verdicts)
-    return ", ".join(f"{counts[v]} {v}" for v in VERDICT_ORDER if counts.get(v))
+    # semicolons: one verdict ("holds where measured, not proved") has a comma of its own
+    return "; ".join(f"{counts[v]} {v}" for v in VERDICT_ORDER if counts.get(v))
 
 
 def _findings_cell(item: dict, findings: dict) -> str:
@@ -365,7 +366,7 @@ def index_page() -> str:
             lines.append(f"The items of this paper{cite} are not indexed yet.")
             continue
         verdicts = [verdict_of(item, cache) for _, item in entries]
-        lines.append(f"{_items(len(entries))} of{cite}: {_count_line(verdicts)}.")
+        lines.append(f"{_items(len(entries))}{' of' + cite if cite else ''}: {_count_line(verdicts)}.")
         group = object()
         for (item_group, item), verdict in zip(entries, verdicts):
             if item_group != group:
