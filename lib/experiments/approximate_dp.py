@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import mpmath
 import numpy as np
 from scipy import optimize
@@ -24,11 +26,11 @@ from lib.mechanisms.dirichlet.approximate_dp import dirichlet_order, model_order
 from lib.mechanisms.gohari import gohari_calibrate
 from lib.mechanisms.noise.calibration import (analytic_gaussian_delta, analytic_gaussian_sigma,
                                               classical_gaussian_sigma, laplace_dp_scale)
-from lib.mechanisms.protocol import get
+from lib.mechanisms.protocol import ReleaseSpec, get
 from lib.privacy.guarantees import ApproximateDP
 
 
-def gaussian_delta_multiprecision(sigma, epsilon_hat, sensitivity, *, dps: int = 50) -> float:
+def gaussian_delta_multiprecision(sigma: float, epsilon_hat: float, sensitivity: float, *, dps: int = 50) -> float:
     """The exact :math:`\\delta` of a Gaussian mechanism at :math:`\\hat\\varepsilon`, in ``dps``-digit arithmetic.
 
     Balle and Wang (2018), Theorem 8: :math:`\\delta = \\Phi(\\Delta/(2\\sigma) - \\hat\\varepsilon\\sigma/\\Delta)
@@ -66,7 +68,8 @@ def classical_gaussian_breaks(delta: float, *, upper: float = 50.0) -> float:
                                                        np.exp(log_eps), 1.0) / delta), 0.0, np.log(upper))))
 
 
-def order_costs(name: str, tables, spec, epsilon_hats, delta: float, *, cache=None) -> list:
+def order_costs(name: str, tables: Sequence[np.ndarray], spec: ReleaseSpec, epsilon_hats: Sequence[float], delta: float,
+                *, cache: dict | None = None) -> list:
     """The cost of choosing the Dirichlet mechanism's order without the private tables, at each budget.
 
     At each :math:`\\hat\\varepsilon` of ``epsilon_hats``: the order of the
@@ -109,7 +112,7 @@ def order_costs(name: str, tables, spec, epsilon_hats, delta: float, *, cache=No
     return out
 
 
-def flat_price(spec, delta: float, epsilon_hat: float = 1.0, *, lam: float = 5.0) -> np.ndarray:
+def flat_price(spec: ReleaseSpec, delta: float, epsilon_hat: float = 1.0, *, lam: float = 5.0) -> np.ndarray:
     """Per release of ``spec``: Gohari et al.'s :math:`r` for the flattened table over :math:`r` for its row length.
 
     Each release gets :math:`(\\hat\\varepsilon/m, \\delta/m)`; the book applies Gohari
@@ -127,7 +130,7 @@ def flat_price(spec, delta: float, epsilon_hat: float = 1.0, *, lam: float = 5.0
     return np.array([r_flat[rows * d] / r_row[d] for rows, d in spec.shapes])
 
 
-def noise_scales(m: int, delta: float, epsilon_hats=(0.1, 1.0, 10.0)) -> dict:
+def noise_scales(m: int, delta: float, epsilon_hats: Sequence[float] = (0.1, 1.0, 10.0)) -> dict:
     """The noise of the two baselines for a model of ``m`` count releases, and where they are equal.
 
     The analytic Gaussian :math:`\\sigma` at the joint :math:`\\ell_2`-sensitivity

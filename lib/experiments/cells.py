@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from lib.mechanisms.protocol import get
+from lib.mechanisms.protocol import Mechanism, get
 from lib.privacy.guarantees import ApproximateDP, Guarantee, RenyiDP
 
 
@@ -40,7 +40,7 @@ class Layout(NamedTuple):
 LAYOUTS = {RenyiDP: Layout("epsilon", (), False), ApproximateDP: Layout("epsilon_hat", ("delta",), True)}
 
 
-def layout(target) -> Layout:
+def layout(target: Guarantee) -> Layout:
     """The :class:`Layout` of a grid of ``target``; a ValueError for a type no grid runs."""
     if not isinstance(target, Guarantee) or type(target) not in LAYOUTS:
         raise ValueError(f"target must be of type {' or '.join(t.__name__ for t in LAYOUTS)} "
@@ -48,7 +48,7 @@ def layout(target) -> Layout:
     return LAYOUTS[type(target)]
 
 
-def runs_under(mechanism, target) -> bool:
+def runs_under(mechanism: str | type[Mechanism], target: Guarantee) -> bool:
     """Whether a grid of ``target`` runs ``mechanism``: it meets the type, or is a non-private reference."""
     cls = get(mechanism)
     return not cls.private or type(target) in cls.notions

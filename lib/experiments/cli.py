@@ -44,10 +44,16 @@ import tempfile
 import time
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
 
 from lib._version import DISTRIBUTION, __version__
 
 from lib.experiments.defaults import BN_DATASETS, DEFAULT_SEED, DP_DELTA, FIGURES, RDP_ORDER
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from lib.privacy.guarantees import Guarantee
 
 # The dataset names the parser offers, kept here so that ``--help`` imports nothing heavy; a test checks
 # them against lib.experiments.data.DATASETS. The mechanisms are not listed here: --mechanisms is checked
@@ -87,7 +93,7 @@ FIGURE_MODELS = ("naive-bayes", "bayesian-network", "mixed-naive-bayes")
 EPSILON_RANGE = (1e-6, 1e4)
 
 
-def target(privacy: str, lam: float, delta: float):
+def target(privacy: str, lam: float, delta: float) -> Guarantee | None:
     """The grid's target of a --privacy choice: ``RenyiDP(lam, 1)``, ``ApproximateDP(1, delta)`` or None.
 
     The level (1) is the template's: every budget replaces it
@@ -107,7 +113,7 @@ def target(privacy: str, lam: float, delta: float):
     return build[privacy]()
 
 
-def run(*args, **kwargs):
+def run(*args: Any, **kwargs: Any) -> pd.DataFrame:
     """:func:`lib.experiments.engine.run`, imported on first use."""
     from lib.experiments.engine import run as run_engine
 
@@ -350,7 +356,7 @@ def _commit():
     return commit + ("+dirty" if dirty else "")
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m lib.experiments``; returns the exit status."""
     top = parser()
     args = top.parse_args(argv)

@@ -86,6 +86,7 @@ import urllib.error
 import urllib.request
 import zipfile
 from pathlib import Path
+from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -379,7 +380,7 @@ def label_column(name: str) -> str:
     return datasets.get(name).label
 
 
-def positive_class(name: str):
+def positive_class(name: str) -> object:
     """The class whose share Table 1 reports, or None for multi-class data."""
     return datasets.get(name).positive
 
@@ -425,7 +426,7 @@ def load(name: str) -> pd.DataFrame:
     return frame.copy()
 
 
-def fetch_all(names=DATASETS) -> None:
+def fetch_all(names: Iterable[str] = DATASETS) -> None:
     """Fetch and verify every file of the datasets ``names`` (fills the cache from UCI if needed).
 
     Raises
@@ -444,7 +445,7 @@ def fetch_all(names=DATASETS) -> None:
         raise DataFileError(f"{len(failures)} data file(s) could not be obtained:\n" + "\n".join(failures))
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Fetch and verify the datasets ``argv`` (all by default): the body of a command-line ``fetch``.
 
     Prints where downloads are cached and returns 0, or prints every file that could not be

@@ -9,13 +9,16 @@ The model itself (counting, releasing, scoring) is :mod:`lib.models.bayesian_net
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
 from lib.models.bayesian_network import depths
 from lib.experiments.data import label_column
-from lib.experiments.preprocessing import BINNING, prepare
+from lib.experiments.preprocessing import BINNING, Split, prepare
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 #: The networks of Figure 6 (node: parents), in the node order of the author's
 #: notebooks (a topological order). Names are the columns of
@@ -114,7 +117,7 @@ def prepare_network(name: str, seed: int = 1, *, binning: str = BINNING) -> Netw
     return network_from_split(name, prepare(name, seed=seed, binning=binning))
 
 
-def network_from_split(name: str, split) -> NetworkData:
+def network_from_split(name: str, split: Split) -> NetworkData:
     """The nodes of network :data:`NETWORKS` ``[name]`` taken from an encoded ``split``.
 
     A per-column selection: it reads the split's public parts (attribute
@@ -154,7 +157,8 @@ def _wrap(name: str, width: int = 11) -> str:
     return "\n".join(lines)
 
 
-def draw_network(nodes, parents, ax=None, *, title=None, labels=None):
+def draw_network(nodes: Sequence[str], parents: Sequence[Sequence[int]], ax: Axes | None = None, *,
+                 title: str | None = None, labels: Mapping[str, str] | None = None) -> Axes:
     """Draw a DAG in layers, as Figure 6: a node's layer is its depth.
 
     Layer :math:`\\ell` (from the top) holds the nodes whose longest path from a

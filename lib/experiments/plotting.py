@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Collection, Sequence
+
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter
 
-from lib.mechanisms.protocol import get
+from lib.mechanisms.protocol import Mechanism, get
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 BOOK_STYLE = {
     "figure.figsize": (6.4, 3.6),
@@ -46,7 +52,8 @@ def use_book_style() -> None:
     set_matplotlib_formats("retina")
 
 
-def loglog_axes(ncols: int = 1, *, sharey: bool = False, width: float = 6.4, height: float = 3.6):
+def loglog_axes(ncols: int = 1, *, sharey: bool = False, width: float = 6.4,
+                height: float = 3.6) -> tuple[Figure, np.ndarray]:
     """A row of ``ncols`` log-log axes."""
     fig, axes = plt.subplots(1, ncols, figsize=(width, height), sharey=sharey, squeeze=False)
     for ax in axes.flat:
@@ -74,7 +81,7 @@ def _key(name: str) -> int:
     return sum(name.encode())
 
 
-def legend_label(name) -> str:
+def legend_label(name: str | type[Mechanism]) -> str:
     """The legend label of a registered mechanism."""
     return get(name).label
 
@@ -83,7 +90,8 @@ _YLABELS = {"cross_entropy": "Test CE loss", "accuracy": "Test accuracy",
             "log_likelihood": "Test log-likelihood"}
 
 
-def plot_grid(summary: pd.DataFrame, metric: str, datasets, models, *, random_on=None, ncols=2):
+def plot_grid(summary: pd.DataFrame, metric: str, datasets: Sequence[str], models: Sequence[str | type[Mechanism]], *,
+              random_on: Collection[str] | None = None, ncols: int = 2) -> tuple[Figure, np.ndarray]:
     """The paper's experiment figures: one panel per dataset, a score against log10 epsilon.
 
     Figures 4-5 (naive Bayes), 7 (Bayesian networks) and 9-11 (their
@@ -232,7 +240,7 @@ def system_look(name: str) -> dict:
     return {k: v for k, v in style(name).items() if k in ("color", "marker")}
 
 
-def dotplot(ax, mean, err=None, *, log: bool = False) -> None:
+def dotplot(ax: Axes, mean: pd.DataFrame, err: pd.DataFrame | None = None, *, log: bool = False) -> None:
     """One marker per (group, system): groups along the x axis, systems side by side within a group.
 
     Parameters

@@ -11,10 +11,15 @@ without copying their arrays.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from lib import validation
+
+if TYPE_CHECKING:
+    from lib.experiments.networks import NetworkData
+    from lib.experiments.preprocessing import Split
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,7 +75,7 @@ class Prepared:
     c: float | None = None
 
 
-def prepared(data, dataset: str = "data", seed: int | None = None) -> Prepared:
+def prepared(data: Prepared | Split | NetworkData, dataset: str = "data", seed: int | None = None) -> Prepared:
     """``data`` as a :class:`Prepared`: a Prepared passes through; a ``Split`` or ``NetworkData`` is wrapped.
 
     The arrays are not copied.

@@ -123,6 +123,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from lib import validation
 from lib.experiments import datasets, public_bounds, schema
@@ -200,7 +201,7 @@ def _check(seed, test_size, n_bins):
     return int(seed), test_size, int(n_bins)
 
 
-def quantile_edges(values, n_bins: int = N_BINS) -> np.ndarray:
+def quantile_edges(values: ArrayLike, n_bins: int = N_BINS) -> np.ndarray:
     """Interior edges of the quantile bins of ``values`` (training data).
 
     The quantiles at levels ``k / n_bins``, ``k = 1 .. n_bins - 1``
@@ -237,7 +238,7 @@ def quantile_edges(values, n_bins: int = N_BINS) -> np.ndarray:
     return edges
 
 
-def bin_codes(values, edges) -> np.ndarray:
+def bin_codes(values: ArrayLike, edges: ArrayLike) -> np.ndarray:
     """Bin index of each value for bins ``(-inf, e_1], ..., (e_m, +inf)``.
 
     Every finite or infinite value maps to one of ``len(edges) + 1`` bins;
@@ -593,7 +594,7 @@ def prepare(name: str, *, seed: int = SEED, test_size: float = TEST_SIZE,
 
 
 def encode_dataset(frame: pd.DataFrame, name: str, *, seed: int = SEED, test_size: float = TEST_SIZE,
-                   n_bins: int = N_BINS, binning: str = BINNING):
+                   n_bins: int = N_BINS, binning: str = BINNING) -> tuple[Split, pd.DataFrame]:
     """:func:`prepare` applied to ``frame`` in place of dataset ``name``'s file (not memoised).
 
     For a neighbouring dataset: ``frame`` has the columns of

@@ -27,6 +27,8 @@ error of the documentation or of the assumption, and :func:`check` reports it.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -42,7 +44,7 @@ def _bounds(dataset: str):
     return datasets.get(dataset, "dataset").bounds
 
 
-def bounds_for(dataset: str, attributes) -> np.ndarray:
+def bounds_for(dataset: str, attributes: Sequence[str]) -> np.ndarray:
     """Array of shape (len(attributes), 2) with the public ranges of ``attributes`` of ``dataset``.
 
     Raises

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from lib.experiments import datasets
 from lib.experiments.datasets import Domain
@@ -50,7 +51,7 @@ def _entry(dataset: str) -> datasets.Dataset:
     return datasets.get(dataset, "dataset")
 
 
-def encode(values, domain: Domain, name: str) -> np.ndarray:
+def encode(values: ArrayLike, domain: Domain, name: str) -> np.ndarray:
     """Codes of ``values`` in ``domain``: the index of the listed value, ``len(values)`` for 'other'.
 
     A per-row map fixed by the public schema (it costs no privacy).

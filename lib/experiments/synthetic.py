@@ -19,7 +19,7 @@ KINDS = ("numerical", "categorical")
 """The two kinds of attribute that can carry the label."""
 
 
-def label_carrier(which, n=10_000, seed=0) -> dict:
+def label_carrier(which: str, n: int = 10_000, seed: int = 0) -> dict:
     """Five categorical (4 values) and five numerical (on [0, 10]) attributes; the label drives one kind.
 
     The label :math:`y` is a fair coin. With ``which="numerical"`` the numerical attributes are
@@ -62,7 +62,7 @@ def label_carrier(which, n=10_000, seed=0) -> dict:
             "bounds": np.tile([0.0, 10.0], (5, 1)), "categorical": (), "numerical": ()}
 
 
-def label_carrier_split(which, n=10_000, seed=0) -> Prepared:
+def label_carrier_split(which: str, n: int = 10_000, seed: int = 0) -> Prepared:
     """:func:`label_carrier` on the book's seeded 70/30 split, as prepared data of the engine.
 
     The rows are split by :func:`lib.experiments.preprocessing.split_rows` with the book's seed

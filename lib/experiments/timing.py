@@ -7,11 +7,13 @@ ratios to a baseline of that run (absolute times vary between machines and runs)
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 from lib import validation
 
 
-def best_of(func, repeats=2, *, clock=time.perf_counter) -> float:
+def best_of(func: Callable[[], object], repeats: int = 2, *,
+            clock: Callable[[], float] = time.perf_counter) -> float:
     """The shortest of ``repeats`` timings of ``func()``, in seconds.
 
     The minimum is the timing least disturbed by other work on the machine.

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Sequence
 
+import numpy as np
+from numpy.typing import ArrayLike
+
+from lib.mechanisms.protocol import Mechanism, ModelCalibration
 from lib.models.bayesian_network import count_tables, log_likelihood, network_spec, release_tables
 from lib.privacy.guarantees import ApproximateDP, RenyiDP
+from lib.validation import SeedLike
 from lib.experiments.defaults import BN_DATASETS
 from lib.experiments.prepared import Prepared, prepared
-from lib.experiments.networks import prepare_network
+from lib.experiments.networks import NetworkData, prepare_network
 from lib.experiments.preprocessing import BINNING
 from lib.experiments.tasks.naive_bayes import releases_count_tables
 
@@ -27,7 +32,7 @@ class BayesianNetwork:
     prefix = {RenyiDP: "bn:", ApproximateDP: "bn-dp:"}
     datasets = BN_DATASETS
 
-    def __init__(self, data):
+    def __init__(self, data: Prepared | NetworkData) -> None:
         self.data = prepared(data)
         d = self.data
         if not d.parents:
@@ -41,20 +46,21 @@ class BayesianNetwork:
         """The network of ``dataset`` on the split of ``seed`` (:func:`lib.experiments.networks.prepare_network`)."""
         return prepared(prepare_network(dataset, seed, binning=binning), dataset, seed)
 
-    def release(self, calibration, n_draws, rng):
+    def release(self, calibration: ModelCalibration, n_draws: int, rng: SeedLike) -> list[np.ndarray]:
         """``n_draws`` released networks: one batch of log-tables per node."""
         return release_tables(self.tables, calibration, n_draws=n_draws, rng=rng)
 
-    def score(self, batches):
+    def score(self, batches: Sequence[list[np.ndarray]]) -> dict[str, np.ndarray]:
         """The test log-likelihood of every released network, concatenated in order: metric -> array (B,)."""
         logs = [np.concatenate([b[k] for b in batches]) for k in range(len(self.tables))]
         return {"log_likelihood": log_likelihood(self.data.X_test, logs, self.data.n_values, self.data.parents)}
 
-    def score_uninformative(self, budgets, n_repeats, seed, dataset, key):
+    def score_uninformative(self, budgets: ArrayLike, n_repeats: int, seed: int, dataset: str,
+                            key: str) -> dict[str, np.ndarray]:
         raise ValueError("a Bayesian network has no uninformative model (it scores a likelihood, "
                          "not guesses)")
 
     @staticmethod
-    def supports(cls) -> bool:
+    def supports(cls: type[Mechanism]) -> bool:
         """Whether the engine can run ``cls`` on this task: count tables (:func:`~lib.experiments.tasks.naive_bayes.releases_count_tables`), not uniform ones (a network has no uninformative model)."""
         return releases_count_tables(cls) and not getattr(cls, "uninformative", False)

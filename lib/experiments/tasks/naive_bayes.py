@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib.mechanisms.hellinger import CountGaussian, CountLaplace, SmoothedHellinger
 from lib.mechanisms.posterior_sampling import TruePosterior
+from lib.mechanisms.protocol import Mechanism, ModelCalibration
 from lib.models.naive_bayes import count, model_spec, release_parameters
 from lib.models.naive_bayes.scoring import scores
 from lib.privacy.guarantees import ApproximateDP, RenyiDP
+from lib.validation import SeedLike
 from lib.experiments.data import DATASETS
 from lib.experiments.cells import cell_seed
 from lib.experiments.prepared import Prepared, prepared
-from lib.experiments.preprocessing import BINNING, prepare
+from lib.experiments.preprocessing import BINNING, Split, prepare
 
 
 #: Distribution mechanisms a count-table task cannot run: the public-total families of
@@ -22,7 +27,7 @@ from lib.experiments.preprocessing import BINNING, prepare
 NOT_FOR_TABLES = (SmoothedHellinger, CountLaplace, CountGaussian, TruePosterior)
 
 
-def releases_count_tables(cls) -> bool:
+def releases_count_tables(cls: type[Mechanism]) -> bool:
     """Whether mechanism class ``cls`` releases a model's count tables (rows of private totals)."""
     return cls.output == "distribution" and not issubclass(cls, NOT_FOR_TABLES)
 
@@ -42,7 +47,7 @@ class NaiveBayes:
     prefix = {RenyiDP: "", ApproximateDP: "dp:"}
     datasets = DATASETS
 
-    def __init__(self, data):
+    def __init__(self, data: Prepared | Split) -> None:
         self.data = prepared(data)
         d = self.data
         self.counts = count(d.X_train, d.y_train, d.n_values, d.n_classes)
@@ -53,11 +58,12 @@ class NaiveBayes:
         """Dataset ``dataset`` split with ``seed`` and encoded (:func:`lib.experiments.preprocessing.prepare`)."""
         return prepared(prepare(dataset, seed=seed, binning=binning), dataset, seed)
 
-    def release(self, calibration, n_draws, rng):
+    def release(self, calibration: ModelCalibration, n_draws: int,
+                rng: SeedLike) -> tuple[np.ndarray, list[np.ndarray]]:
         """``n_draws`` released models: (prior batch, list of table batches)."""
         return release_parameters(*self.counts, calibration, n_draws=n_draws, rng=rng)
 
-    def score(self, batches):
+    def score(self, batches: Sequence[tuple[np.ndarray, list[np.ndarray]]]) -> dict[str, np.ndarray]:
         """Scores of a list of released batches, concatenated in order: metric -> array (B,)."""
         prior = np.concatenate([p for p, _ in batches])
         tables = [np.concatenate([t[k] for _, t in batches]) for k in range(len(self.counts[1]))]
@@ -66,11 +72,12 @@ class NaiveBayes:
         return {"cross_entropy": ce, "accuracy": acc}
 
     @staticmethod
-    def supports(cls) -> bool:
+    def supports(cls: type[Mechanism]) -> bool:
         """Whether the engine can run ``cls`` on this task (:func:`releases_count_tables`)."""
         return releases_count_tables(cls)
 
-    def score_uninformative(self, budgets, n_repeats, seed, dataset, key):
+    def score_uninformative(self, budgets: ArrayLike, n_repeats: int, seed: int, dataset: str,
+                            key: str) -> dict[str, np.ndarray]:
         """A uniform posterior: CE :math:`\\log d` exactly; accuracy of uniform guesses, simulated."""
         d, y = self.data.n_classes, np.asarray(self.data.y_test)
         acc = np.stack([(np.random.default_rng(cell_seed(seed, dataset, key, eps))
