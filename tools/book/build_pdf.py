@@ -109,8 +109,11 @@ PRINT_CSS = """
   /* A printed output (a pandas table as text, say) keeps its lines: the fit script scales it
      to the text width like a table, and wraps it only where that would be unreadable. */
   .cell_output pre { white-space: pre !important; word-break: normal; }
-  /* A cell whose only outputs are glued values kept out of view (display=False) prints nothing. */
-  div.cell_output:not(:has(*)), div.cell:not(:has(.cell_input, .cell_output *)) { display: none !important; }
+  /* A cell whose only outputs are glued values kept out of view (display=False) prints nothing:
+     nor does a folded cell (hide-input, its code left out above) with no output in view, whose
+     empty box and margins could otherwise push a chapter's last lines onto a blank sheet. */
+  div.cell_output:not(:has(*)), div.cell:not(:has(.cell_input, .cell_output *)),
+  div.cell.tag_hide-input:not(:has(.cell_output *)) { display: none !important; }
   /* Tables: scaled down so that the widest of the book fits the text width. */
   .pst-scrollable-table-container, .output, .cell_output, .table-wrapper {
     overflow: visible !important; }
