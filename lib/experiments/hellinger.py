@@ -5,8 +5,12 @@
 smoothed-Hellinger mechanism, the exponential mechanism with the global sensitivity, the
 Dirichlet mechanism calibrated by Appendix B and by its exact :math:`\\delta`, and Laplace and
 Gaussian noise on the count of ones, by the utility of the released posterior
-(:func:`posterior_utility`). :func:`full_audit` runs the chapter's exact audit at full size
-(``python -m lib.experiments.hellinger [--quick | --sweep]``; outside the book's CI budget).
+(:func:`posterior_utility`); a histogram of ``k > 2`` categories runs the entries of
+:data:`K_ENTRIES`. :func:`full_audit` runs the chapter's exact audit at full size
+(``python -m lib.experiments.hellinger [--quick | --sweep]``; outside the book's CI budget), and
+``python -m lib.experiments.hellinger --store`` stores the summaries (:func:`audit_summary`) of the
+runs of :data:`RUNS` in ``book/_data/hellinger_audits.json`` (:func:`store_audits`), which chapter
+12 reads (:func:`load_audits`) and checks by rerunning a part (:func:`subset`, :func:`within`).
 """
 
 from __future__ import annotations
