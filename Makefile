@@ -115,7 +115,10 @@ notebooks: $(STAMP)
 ## lab: JupyterLab on the chapters; a chapter's .md opens as a notebook paired with its .ipynb
 ## (jupytext; the server's root is the project, so that jupytext.toml applies). Kernels inherit
 ## DIRICHLET_DATA_DIR and import lib from this tree (-e . in requirements.txt). LAB_ARGS passes
-## options, e.g. `make lab LAB_ARGS="--no-browser --port 8890"`.
+## options, e.g. `make lab LAB_ARGS="--no-browser --port 8890"`. Markdown cells render their MyST
+## (admonitions, {ref} and {doc} roles, math) through jupyterlab-myst, pinned in requirements.txt
+## (checked in headless Chromium: a chapter's opening box renders as an admonition); a {cite} role
+## shows its bibliography key, as the extension does not read book/references.bib.
 LAB_ARGS ?=
 # Jupyter refuses to run as root unless told (containers and CI machines often are root).
 LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
