@@ -443,3 +443,35 @@ def test_posterior_task_refuses_a_bad_seed_key(key, match):
     with pytest.raises(ValueError, match=match):
         engine.run("posterior", ["count_laplace"], [1.0], target=ApproximateDP(1.0, 1e-6), n_repeats=2,
                    data={"a": counts_data(1, 3)}, options={"key": key})
+
+
+def test_posterior_task_on_a_histogram_of_three_categories():
+    """For k = 3 the task draws M_H^D (its exact expectation over the candidates, as the dense
+    log_pmf gives it) and Appendix B's Dirichlet mechanism (the draws of Generator.dirichlet from the
+    same generator, post-processed to prior + n y); a histogram needs its public reference."""
+    from lib.experiments import hellinger as hx
+    from lib.experiments.tasks.posterior import histogram_data
+    from lib.mechanisms import hellinger as hm
+    from lib.mechanisms.dirichlet.order import optimal_order
+
+    prior, counts, delta, ref = (1.0, 1.0, 1.0), (2, 3, 7), 1e-6, (2.0, 4.0, 6.0)
+    new = engine.run("posterior", ["smoothed_hellinger", "dirichlet"], [1.0], target=ApproximateDP(1.0, delta),
+                     n_repeats=300, seed=31, data={"h": histogram_data(counts, "h")},
+                     options={"prior": prior, "reference": ref, "key": ("budget",)})
+    assert set(new.model) == set(hx.K_ENTRIES) and set(new["counts"]) == {counts}
+    got = new[new.metric == "hellinger"].set_index("model")["mean"]
+    mech = hm.SmoothedHellinger(prior, 12, 1.0, delta)
+    idx = int(np.flatnonzero((mech.cand == counts).all(axis=1))[0])
+    true_post = np.asarray(counts, float) + prior
+    cand_post = mech.cand + np.asarray(prior)
+    util = hx.posterior_utility(np.broadcast_to(true_post, cand_post.shape), cand_post)["hellinger"]
+    assert got["M_H"] == pytest.approx(np.exp(mech.log_pmf[idx]) @ util, rel=1e-12)
+    choice = optimal_order(1.0, delta, np.array(ref))
+    y = np.random.default_rng([31, 0]).dirichlet(choice.r * np.asarray(counts) + choice.alpha, 300)
+    mc = hx.posterior_utility(np.broadcast_to(true_post, y.shape), np.asarray(prior) + 12 * y)["hellinger"]
+    assert got["Dirichlet (App. B)"] == pytest.approx(mc.mean(), rel=1e-12)
+    with pytest.raises(ValueError, match="reference must be given for a histogram of 3 categories"):
+        engine.run("posterior", ["dirichlet"], [1.0], target=ApproximateDP(1.0, delta), n_repeats=2,
+                   data={"h": histogram_data(counts, "h")}, options={"prior": prior})
+    with pytest.raises(ValueError, match="counts must be a histogram"):
+        histogram_data([3])
