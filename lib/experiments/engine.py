@@ -19,7 +19,8 @@ API summary
   A task whose releases follow their own scheme instead defines
   ``evaluate(mechanism, budgets, n_repeats, *, target, seed, dataset, cache, **options)``
   (mixed naive Bayes) or ``evaluate_many(mechanisms, ...)`` for all mechanisms
-  at once (logistic regression, whose samplers share draws).
+  at once (logistic regression, whose samplers share draws). A task's
+  ``with_options(**options)`` (optional) returns the task with extra scores of the same releases.
 * :func:`task_class` ``(name)``: the registered task (:data:`lib.experiments.tasks.REGISTRY`,
   an explicit dict, order-free); :func:`task_names`.
 * :class:`Prepared` (from :mod:`lib.experiments.prepared`): the arrays of one split and
@@ -248,7 +249,9 @@ def evaluate(task, mechanism, budgets, n_repeats, *, target=None, seed=defaults.
         Memo of the calibrations (:func:`calibrate_many`).
     options : dict, optional
         Keyword arguments of a task with its own release loop (mixed naive
-        Bayes: ``max_distance``, ``allocation``, ...); none for the others.
+        Bayes: ``max_distance``, ``allocation``, ...), or of a task's
+        ``with_options`` (naive Bayes: ``majority_share``, an extra score of the
+        same releases); none for the others.
 
     Returns
     -------
@@ -269,7 +272,11 @@ def evaluate(task, mechanism, budgets, n_repeats, *, target=None, seed=defaults.
                              dataset=task.data.dataset if dataset is None else dataset, cache=cache,
                              **({} if options is None else dict(options)))
     if options:
-        raise ValueError(f"options are for a task with its own release loop; the {task.name} task takes none")
+        configure = getattr(task, "with_options", None)
+        if configure is None:
+            raise ValueError(f"options are for a task with its own release loop or scoring options; the "
+                             f"{task.name} task takes none")
+        task = configure(**dict(options))
     cls = get(mechanism)
     target = RDP_TARGET if target is None else target
     lay = layout(target)

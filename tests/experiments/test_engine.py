@@ -475,3 +475,40 @@ def test_posterior_task_on_a_histogram_of_three_categories():
                    data={"h": histogram_data(counts, "h")}, options={"prior": prior})
     with pytest.raises(ValueError, match="counts must be a histogram"):
         histogram_data([3])
+
+
+def test_naive_bayes_majority_share_scores_the_same_releases():
+    """``options={"majority_share": True}``: the other columns are those of the plain run, and each
+    release's share equals :func:`verdicts.majority_share` of its log posteriors, released by hand
+    with the engine's cell seed."""
+    from lib.experiments.cells import cell_seed
+    from lib.experiments.verdicts import majority_share
+    from lib.models.naive_bayes.scoring import log_proba
+
+    mechs, eps = ["random", "mle", "dirichlet", "laplace"], [0.5, 4.0]
+    plain = engine.run("naive-bayes", mechs, eps, datasets=["Thyroid"], n_repeats=3, target=DP_TARGET)
+    shares = engine.run("naive-bayes", mechs, eps, datasets=["Thyroid"], n_repeats=3, target=DP_TARGET,
+                        options={"majority_share": True})
+    pd.testing.assert_frame_equal(shares.drop(columns="majority_share"), plain)
+    task = NaiveBayes(NaiveBayes.prepare("Thyroid", 1))
+    for e in eps:
+        cal = engine.calibrate("dirichlet", DP_TARGET.with_level(e), task.spec)
+        rng = np.random.default_rng(cell_seed(defaults.DEFAULT_SEED, "Thyroid", "dp:dirichlet", e))
+        prior, tables = task.release(cal, 3, rng)
+        lp = log_proba(task.data.X_test, prior, tables, task.data.n_values)
+        got = shares.query("model == 'dirichlet' and epsilon_hat == @e").majority_share.to_numpy()
+        np.testing.assert_array_equal(got, [majority_share(lp[b], task.data.y_test) for b in range(3)])
+    # uniform guesses: about a third of Thyroid's three classes; the non-private model: one value repeated
+    random = shares.query("model == 'random'").majority_share
+    assert random.between(0.3, 0.37).all()
+    assert shares.query("model == 'mle'").majority_share.nunique() == 1
+
+
+@pytest.mark.parametrize("options, match", [({"majority_share": 1}, "majority_share must be True or False"),
+                                            ({"bins": 3}, "unexpected keyword")])
+def test_naive_bayes_options_are_checked(options, match):
+    with pytest.raises((TypeError, ValueError), match=match):
+        engine.run("naive-bayes", ["dirichlet"], [1.0], datasets=["Thyroid"], n_repeats=1, options=options)
+    with pytest.raises(ValueError, match="takes none"):
+        engine.run("bayesian-network", ["dirichlet"], [1.0], datasets=["GermanCredit"], n_repeats=1,
+                   options={"majority_share": True})

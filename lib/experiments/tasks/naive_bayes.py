@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Sequence
 
 import numpy as np
@@ -11,8 +12,9 @@ from lib.mechanisms.hellinger import CountGaussian, CountLaplace, SmoothedHellin
 from lib.mechanisms.posterior_sampling import TruePosterior
 from lib.mechanisms.protocol import Mechanism, ModelCalibration
 from lib.models.naive_bayes import count, model_spec, release_parameters
-from lib.models.naive_bayes.scoring import scores
+from lib.models.naive_bayes.scoring import log_proba, scores
 from lib.privacy.guarantees import ApproximateDP, RenyiDP
+from lib import validation
 from lib.validation import SeedLike
 from lib.experiments.data import DATASETS
 from lib.experiments.cells import cell_seed
@@ -46,6 +48,8 @@ class NaiveBayes:
     #: Seed-key prefix of the private mechanisms' cells for each type of target.
     prefix = {RenyiDP: "", ApproximateDP: "dp:"}
     datasets = DATASETS
+    #: Whether :meth:`score` adds each release's ``majority_share`` (:meth:`with_options`).
+    share = False
 
     def __init__(self, data: Prepared | Split) -> None:
         self.data = prepared(data)
@@ -58,6 +62,25 @@ class NaiveBayes:
         """Dataset ``dataset`` split with ``seed`` and encoded (:func:`lib.experiments.preprocessing.prepare`)."""
         return prepared(prepare(dataset, seed=seed, binning=binning), dataset, seed)
 
+    def with_options(self, *, majority_share: bool = False) -> NaiveBayes:
+        """This task with extra scores of the same releases.
+
+        With ``majority_share`` the frame gains a column ``majority_share``: the
+        share of test rows each release predicts as the test rows' majority class
+        (:func:`lib.experiments.verdicts.majority_share` of one release); the
+        releases, their seeds and the other scores are unchanged.
+        """
+        if not isinstance(majority_share, (bool, np.bool_)):
+            raise validation.ArgumentTypeError(f"majority_share must be True or False; got {majority_share!r:.60}")
+        task = copy.copy(self)
+        task.share = bool(majority_share)
+        task.metrics = type(self).metrics + (("majority_share",) if majority_share else ())
+        return task
+
+    def _top(self) -> int:
+        """The majority class of the test rows (ties to the smallest code, as ``verdicts.majority_share``)."""
+        return int(np.bincount(np.asarray(self.data.y_test)).argmax())
+
     def release(self, calibration: ModelCalibration, n_draws: int,
                 rng: SeedLike) -> tuple[np.ndarray, list[np.ndarray]]:
         """``n_draws`` released models: (prior batch, list of table batches)."""
@@ -69,7 +92,11 @@ class NaiveBayes:
         tables = [np.concatenate([t[k] for _, t in batches]) for k in range(len(self.counts[1]))]
         # one fused pass over the test rows (lib.models.naive_bayes.scores), the log posteriors never stored
         ce, acc = scores(self.data.X_test, self.data.y_test, prior, tables, self.data.n_values)
-        return {"cross_entropy": ce, "accuracy": acc}
+        out = {"cross_entropy": ce, "accuracy": acc}
+        if self.share:
+            predicted = log_proba(self.data.X_test, prior, tables, self.data.n_values).argmax(-1)
+            out["majority_share"] = (predicted == self._top()).mean(axis=-1)
+        return out
 
     @staticmethod
     def supports(cls: type[Mechanism]) -> bool:
@@ -80,6 +107,10 @@ class NaiveBayes:
                             key: str) -> dict[str, np.ndarray]:
         """A uniform posterior: CE :math:`\\log d` exactly; accuracy of uniform guesses, simulated."""
         d, y = self.data.n_classes, np.asarray(self.data.y_test)
-        acc = np.stack([(np.random.default_rng(cell_seed(seed, dataset, key, eps))
-                         .integers(d, size=(n_repeats, len(y))) == y).mean(axis=-1) for eps in budgets])
-        return {"cross_entropy": np.full((len(budgets), n_repeats), np.log(d)), "accuracy": acc}
+        guesses = [np.random.default_rng(cell_seed(seed, dataset, key, eps)).integers(d, size=(n_repeats, len(y)))
+                   for eps in budgets]
+        out = {"cross_entropy": np.full((len(budgets), n_repeats), np.log(d)),
+               "accuracy": np.stack([(g == y).mean(axis=-1) for g in guesses])}
+        if self.share:
+            out["majority_share"] = np.stack([(g == self._top()).mean(axis=-1) for g in guesses])
+        return out
