@@ -512,3 +512,33 @@ def test_naive_bayes_options_are_checked(options, match):
     with pytest.raises(ValueError, match="takes none"):
         engine.run("bayesian-network", ["dirichlet"], [1.0], datasets=["GermanCredit"], n_repeats=1,
                    options={"majority_share": True})
+
+
+def test_histogram_entropy_orders_the_seed_of_each_release_batch():
+    """``entropy=(N, "mechanism", j, "seed")`` gives the releases of chapter 14's sweep over the number
+    of rows: the k-th mechanism on the first N rows of split s drawn from ``default_rng([N, k, j, s])``."""
+    from lib.mechanisms.protocol import ReleaseSpec, get
+    from lib.experiments.tasks.histogram import histogram_counts, kl_tv
+
+    n_rows, j = 30, 1
+    new = engine.run("histogram", ["dirichlet", "laplace"], [1.0], target=DP_TARGET, splits=[1, 2], seed=1,
+                     n_repeats=40, options={"attribute": "income", "n_rows": n_rows,
+                                            "entropy": (n_rows, "mechanism", j, "seed")})
+    for s in (1, 2):
+        counts = histogram_counts(engine.task_class("histogram").prepare("Adult", s), "income", n_rows)
+        spec = ReleaseSpec.of([counts], n_rows)
+        for k, name in enumerate(("dirichlet", "laplace")):
+            mech = get(name).calibrate(DP_TARGET, spec).releases[0]
+            y = mech.release(np.broadcast_to(counts, (40, 2)), np.random.default_rng([n_rows, k, j, s]))
+            got = new.query("split == @s and model == @name").kl.to_numpy()
+            np.testing.assert_array_equal(got, kl_tv(counts / n_rows, y)[0])
+
+
+@pytest.mark.parametrize("entropy, match", [("seed", "entropy must be a sequence"), ((), "at least one"),
+                                            (("seed", "seed"), "at most once"), (("split",), "may name"),
+                                            ((-1, "mechanism"), "entropy must be an integer"),
+                                            ((1.5,), "entropy must be an integer")])
+def test_histogram_entropy_is_checked(entropy, match):
+    with pytest.raises((TypeError, ValueError), match=match):
+        engine.run("histogram", ["laplace"], [1.0], target=DP_TARGET, datasets=["Adult"], n_repeats=2,
+                   options={"attribute": "income", "entropy": entropy})

@@ -6,7 +6,8 @@ and the total-variation distance :math:`\\tfrac12\\lVert p - y\\rVert_1` (:func:
 Every mechanism is calibrated to the target at one budget for the one release of
 the histogram (``ReleaseSpec.of([counts], n)``). The releases of the ``k``-th
 mechanism draw from ``numpy.random.default_rng([seed, key_k])``, ``key_k`` its
-position in the list (or the ``keys`` given), as chapter 14 keyed them.
+position in the list (or the ``keys`` given), as chapter 14 keyed them; the option
+``entropy`` orders the seed's entries otherwise (chapter 14's sweep over the number of rows).
 """
 
 from __future__ import annotations
@@ -64,6 +65,24 @@ def histogram_counts(data: Prepared, attribute: str, n_rows: int | None = None) 
     return np.bincount(data.X_train[:n_rows, j], minlength=data.n_values[j])
 
 
+def _entropy(entropy) -> tuple:
+    """The ``entropy`` option of :meth:`Histogram.evaluate_many`, checked: whole numbers >= 0 and the
+    names ``"seed"`` and ``"mechanism"`` (each at most once)."""
+    if isinstance(entropy, (str, bytes)) or not hasattr(entropy, "__iter__"):
+        raise validation.ArgumentTypeError(f"entropy must be a sequence; got {type(entropy).__name__}")
+    out = []
+    for v in entropy:
+        if isinstance(v, str):
+            if v not in ("seed", "mechanism") or v in out:
+                raise ValueError(f"entropy may name 'seed' and 'mechanism', each at most once; got {v!r:.40}")
+            out.append(v)
+        else:
+            out.append(validation.integer(v, "entropy", 0))
+    if not out:
+        raise ValueError("entropy must hold at least one entry")
+    return tuple(out)
+
+
 class Histogram:
     """One histogram of a prepared split, released by each mechanism.
 
@@ -90,7 +109,7 @@ class Histogram:
         return cls.output == "distribution" and cls.private
 
     def evaluate_many(self, mechanisms, budgets, n_repeats, *, target=None, seed=0, dataset=None, cache=None,
-                      attribute, n_rows=None, keys=None):
+                      attribute, n_rows=None, keys=None, entropy=("seed", "mechanism")):
         """``n_repeats`` releases of the histogram of ``attribute`` by each mechanism at each budget.
 
         Parameters
@@ -101,6 +120,11 @@ class Histogram:
             Only the first ``n_rows`` training rows (a subsample: the split is shuffled).
         keys : sequence of int, optional
             The seed key of each mechanism (default its position).
+        entropy : sequence, optional
+            The entries of each release batch's seed, ``numpy.random.default_rng(entropy)``:
+            non-negative whole numbers and the names ``"seed"`` (the run's seed of the
+            split) and ``"mechanism"`` (the mechanism's key), each name at most once.
+            Default ``("seed", "mechanism")``.
 
         Returns
         -------
@@ -122,6 +146,7 @@ class Histogram:
         keys = list(range(len(classes))) if keys is None else [validation.integer(k, "keys", 0) for k in keys]
         if len(keys) != len(classes):
             raise ValueError(f"keys must hold one seed key per mechanism ({len(classes)}); got {len(keys)}")
+        entropy = _entropy(entropy)
         counts = histogram_counts(self.data, attribute, n_rows)
         n = int(counts.sum())
         p = counts / counts.sum()
@@ -135,7 +160,8 @@ class Histogram:
                                      f"{len(counts)} categories: {cal.parameters.get('reason', 'not attained')}; "
                                      f"leave it out or choose another {budget}")
                 mech = cal.releases[0]
-                y = mech.release(np.broadcast_to(counts, (n_repeats, len(counts))), np.random.default_rng([seed, key]))
+                rng = np.random.default_rng([{"seed": seed, "mechanism": key}.get(v, v) for v in entropy])
+                y = mech.release(np.broadcast_to(counts, (n_repeats, len(counts))), rng)
                 kl, tv = kl_tv(p, y)
                 frames.append(pd.DataFrame({"dataset": attribute, "model": cls.name, budget: e,
                                             "repeat": np.arange(n_repeats), "kl": kl, "tv": tv}))
