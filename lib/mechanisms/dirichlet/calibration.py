@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
 from lib.mechanisms.dirichlet.special import trigamma_unchecked
@@ -73,7 +74,8 @@ def _line1_constants(first, first_name, lam, l2_sq, linf, g_factor, count_floor)
     return first, lam, linf, g_factor, k, c
 
 
-def rdp_epsilon(r, lam, l2_sq=2.0, linf=1.0, *, g_factor=3.0, count_floor=0.0):
+def rdp_epsilon(r: ArrayLike, lam: ArrayLike, l2_sq: ArrayLike = 2.0, linf: ArrayLike = 1.0, *,
+                g_factor: ArrayLike = 3.0, count_floor: ArrayLike = 0.0) -> np.ndarray | float:
     """The RDP level that a scale ``r`` attains: the right side of Line 1.
 
     Parameters
@@ -208,7 +210,8 @@ def _refuse_target(epsilon):
         )
 
 
-def calibrate(epsilon, lam, l2_sq=2.0, linf=1.0, *, g_factor=3.0, count_floor=0.0) -> Calibration:
+def calibrate(epsilon: ArrayLike, lam: ArrayLike, l2_sq: ArrayLike = 2.0, linf: ArrayLike = 1.0, *,
+              g_factor: ArrayLike = 3.0, count_floor: ArrayLike = 0.0) -> Calibration:
     """Lines 1-2 of Algorithm 1: the scale ``r`` and pseudo-count ``alpha``.
 
     Solves :math:`\\varepsilon = \\tfrac12\\lambda r^2\\Delta_2^2\\,\\psi'(1 + 3(\\lambda-1)
