@@ -25,6 +25,7 @@ import math
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy import special
 
 from lib import validation
@@ -50,7 +51,7 @@ def _normalizable(eta):
     return (eta[..., 0] > 0) & (eta[..., 1] - eta[..., 0] > 0)
 
 
-def log_partition(eta):
+def log_partition(eta: ArrayLike) -> np.ndarray | float:
     """:math:`C(\\eta)` of the Beta prior in natural parameters (Section 3, eq. (4)).
 
     The paper prints :math:`C(\\eta) = \\Gamma(\\eta^{(1)}) + \\Gamma(\\eta^{(2)} - \\eta^{(1)})
@@ -76,7 +77,7 @@ def log_partition(eta):
     return np.where(ok, out, np.inf)[()]
 
 
-def renyi_natural(eta_p, eta_q, lam):
+def renyi_natural(eta_p: ArrayLike, eta_q: ArrayLike, lam: ArrayLike) -> np.ndarray | float:
     """Eq. (5): :math:`D_\\lambda(p(\\theta|\\eta_P) \\| p(\\theta|\\eta_Q))` from :math:`C` alone.
 
     :math:`(C(\\lambda\\eta_P + (1 - \\lambda)\\eta_Q) - \\lambda C(\\eta_P))/(\\lambda - 1) + C(\\eta_Q)`,
@@ -100,7 +101,7 @@ def renyi_natural(eta_p, eta_q, lam):
     return ((log_partition(mix) - lam * log_partition(p)) / (lam - 1) + log_partition(q))[()]
 
 
-def theorem12_critical_order(eta0, *, bracket=1e6):
+def theorem12_critical_order(eta0: ArrayLike, *, bracket: float = 1e6) -> float:
     """Theorem 12's :math:`\\lambda^*` for the Beta-Bernoulli system, from its definition.
 
     ":math:`\\lambda^*` is the supremum over all :math:`\\lambda` such that all :math:`\\eta` in
@@ -140,7 +141,7 @@ def theorem12_critical_order(eta0, *, bracket=1e6):
         lo, hi = (mid, hi) if ok(mid) else (lo, mid)
 
 
-def pset_corners(eta0, n):
+def pset_corners(eta0: ArrayLike, n: float) -> np.ndarray:
     """Definition 9 for the Beta-Bernoulli system: the corners :math:`\\eta_0 + n(S(x), 1)`, :math:`x \\in \\{0, 1\\}`.
 
     ``pset(eta0, n)`` is their convex hull. Corollary 2 is stated for ``pset(eta0, n)``;
@@ -162,7 +163,7 @@ def pset_corners(eta0, n):
     return eta0 + np.array([[0.0, n], [n, n]])
 
 
-def corollary2_relaxation(eta0, n, step, lam):
+def corollary2_relaxation(eta0: ArrayLike, n: float, step: float, lam: ArrayLike) -> np.ndarray | float:
     """Corollary 2's check as printed: the maximum over :math:`\\eta_P` at the corners of
     ``pset(eta0, n)`` and :math:`\\eta_Q = \\eta_P \\pm (\\mathrm{step}, 0)`.
 
@@ -201,7 +202,7 @@ def corollary2_relaxation(eta0, n, step, lam):
     return best[()]
 
 
-def pset_supremum(eta0, n, mass, lam):
+def pset_supremum(eta0: ArrayLike, n: int, mass: float, lam: float) -> float:
     """The supremum of Algorithms 1-3's divergence over neighbouring pairs that both lie in ``pset``.
 
     For an integer data size ``n`` and a mass ``mass`` per record (:math:`r` for Algorithm 2,
@@ -252,7 +253,7 @@ def _kind_arguments(eta0, n, scale, kind):
     raise ValueError(f"kind must be 'diffused' or 'concentrated'; got {kind!r}")
 
 
-def corollary2_excess(eta0, n, scale, lam, *, kind):
+def corollary2_excess(eta0: ArrayLike, n: int, scale: float, lam: float, *, kind: str) -> dict:
     """How far Corollary 2's four-pair check exceeds the supremum over reachable pairs.
 
     Algorithm 2 (``kind="diffused"``, ``scale`` = :math:`r`) checks
@@ -300,8 +301,10 @@ def corollary2_excess(eta0, n, scale, lam, *, kind):
     return {"relaxed": relaxed, "exact": exact, "excess": float(excess)}
 
 
-def corollary2_excess_sweep(rng, settings, *, prior_range=(0.1, 30.0), n_range=(10, 1000),
-                            scale_range=(0.05, 1.0), orders=(1.0, 2.0)):
+def corollary2_excess_sweep(rng: np.random.Generator, settings: int, *,
+                            prior_range: tuple[float, float] = (0.1, 30.0), n_range: tuple[int, int] = (10, 1000),
+                            scale_range: tuple[float, float] = (0.05, 1.0),
+                            orders: tuple[float, float] = (1.0, 2.0)) -> pd.DataFrame:
     """Corollary 2's excess (:func:`corollary2_excess`) over random settings.
 
     Each setting draws the algorithm (diffused or concentrated, equally likely), the prior's
@@ -371,7 +374,7 @@ def corollary2_excess_sweep(rng, settings, *, prior_range=(0.1, 30.0), n_range=(
     return pd.DataFrame(rows)
 
 
-def heldout_neg_loglik(theta, k, n, *, reading):
+def heldout_neg_loglik(theta: ArrayLike, k: ArrayLike, n: int, *, reading: str) -> np.ndarray | float:
     """The two readings of Figure 2 (c, d)'s ":math:`-\\log p(X_H \\mid \\theta)`".
 
     Parameters
