@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
 
@@ -24,7 +25,7 @@ GAMMA = 2.0
 RULES = ("theorem2", "printed", "tight")
 
 
-def cauchy_privacy_loss(slide, dilation):
+def cauchy_privacy_loss(slide: ArrayLike, dilation: ArrayLike) -> np.ndarray | float:
     """Additive upper bound on the pure-DP loss of :math:`f(x) + (S(x)/s) Z`, :math:`Z` standard Cauchy.
 
     For neighbours the centre moves by at most :math:`S(x)` (so by at most
@@ -95,7 +96,7 @@ def _exact_loss(slide, beta):
     return max(best, float(_log_ratio_sup((lo + hi) / 2.0, slide)))
 
 
-def cauchy_exact_loss(slide, dilation):
+def cauchy_exact_loss(slide: float, dilation: float) -> float:
     """Exact worst-case pure-DP loss of :math:`f(x) + (S(x)/s) Z` over neighbours, :math:`Z` standard Cauchy.
 
     Neighbours :math:`x, y` may have any :math:`|f(x) - f(y)| \\le
@@ -150,7 +151,7 @@ def _tight_slide(epsilon, beta):
     return lo
 
 
-def calibrate(epsilon, rule: str = "theorem2"):
+def calibrate(epsilon: float, rule: str = "theorem2") -> tuple[float, float]:
     """Smoothing :math:`\\beta` and noise multiplier for an :math:`\\varepsilon`-DP Cauchy release.
 
     The release is :math:`f(x) + \\text{multiplier} \\cdot S_\\beta(x) \\cdot Z`
