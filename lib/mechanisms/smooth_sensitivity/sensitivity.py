@@ -15,6 +15,7 @@ import hashlib
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
 
@@ -25,7 +26,7 @@ _BLOCK = 512
 _TINY = float(np.finfo(float).tiny)
 
 
-def checked_bounds(lower, upper):
+def checked_bounds(lower: float, upper: float) -> tuple[float, float, float]:
     """Scalar bounds ``lower < upper`` whose width ``upper - lower`` is a finite double."""
     lower = validation.scalar(validation.in_range(lower, "lower", -np.inf, np.inf, open_low=True), "lower")
     upper = validation.scalar(validation.in_range(upper, "upper", -np.inf, np.inf, open_low=True), "upper")
@@ -37,7 +38,7 @@ def checked_bounds(lower, upper):
     return lower, upper, width
 
 
-def checked_sample(x, lower, upper):
+def checked_sample(x: ArrayLike, lower: float, upper: float) -> tuple[np.ndarray, float, float]:
     """Sorted float sample and scalar bounds, validated."""
     lower, upper, _ = checked_bounds(lower, upper)
     x = validation.in_range(x, "x", lower, upper, open_low=False, open_high=False)
@@ -46,7 +47,7 @@ def checked_sample(x, lower, upper):
     return sorted_once(x), lower, upper
 
 
-def sorted_once(x):
+def sorted_once(x: np.ndarray) -> np.ndarray:
     """``np.sort(x)`` of a 1-D float array, without sorting again what is already sorted.
 
     The callers pass sorted samples (every function of this module sorts its
@@ -92,7 +93,7 @@ def _beta(beta):
     return validation.scalar(validation.positive(beta, "beta"), "beta")
 
 
-def fingerprint(kind: str, x, lower, upper, *options) -> str:
+def fingerprint(kind: str, x: ArrayLike, lower: float, upper: float, *options: object) -> str:
     """A hash of a sorted sample, its bounds and the options of a sensitivity computation.
 
     The key of a stored profile (:class:`StdProfile`) and of the caches of
@@ -158,7 +159,7 @@ class StdProfile(NamedTuple):
 
 
 # --------------------------------------------------------------------------- mean
-def global_sensitivity_mean(n, lower, upper):
+def global_sensitivity_mean(n: int, lower: float, upper: float) -> float:
     """Global sensitivity :math:`(U - L)/n` of the mean of :math:`n` values in :math:`[L, U]`.
 
     Raises
@@ -172,7 +173,7 @@ def global_sensitivity_mean(n, lower, upper):
     return float(_positive(width / n, "the global sensitivity of the mean", lower, upper))
 
 
-def local_sensitivity_mean(x, lower, upper):
+def local_sensitivity_mean(x: ArrayLike, lower: float, upper: float) -> float:
     """:math:`LS(x) = \\max(U - x_{(1)}, x_{(n)} - L)/n` for the mean (replace one value by a bound)."""
     x, lower, upper = checked_sample(x, lower, upper)
     return _local_mean(x, lower, upper)
@@ -184,7 +185,7 @@ def _local_mean(x, lower, upper):
                            lower, upper))
 
 
-def smooth_sensitivity_mean(x, lower, upper, beta):
+def smooth_sensitivity_mean(x: ArrayLike, lower: float, upper: float, beta: float) -> float:
     """:math:`\\beta`-smooth sensitivity of the mean of a bounded sample (Zafarani-Clifton Theorem 4).
 
     One replaced value can sit at a bound, after which the next replacement
@@ -203,14 +204,14 @@ def smooth_sensitivity_mean(x, lower, upper, beta):
     return smooth_sensitivity_mean_sorted(x, lower, upper, beta)
 
 
-def smooth_sensitivity_mean_sorted(x, lower, upper, beta):
+def smooth_sensitivity_mean_sorted(x: np.ndarray, lower: float, upper: float, beta: float) -> float:
     """:func:`smooth_sensitivity_mean` of a checked sorted sample (:func:`checked_sample`) and a checked ``beta``."""
     return float(_positive(max(_local_mean(x, lower, upper), np.exp(-beta) * (upper - lower) / x.size),
                            "the smooth sensitivity of the mean", lower, upper))
 
 
 # ------------------------------------------------------------------ trimmed mean
-def trimmed_mean(x, m):
+def trimmed_mean(x: ArrayLike, m: int) -> float:
     """Mean of the sorted sample without its ``m`` smallest and ``m`` largest values (Definition 4.1)."""
     x = validation.in_range(x, "x", -np.inf, np.inf, open_low=True)
     if x.ndim != 1 or x.size < 1:
@@ -221,7 +222,7 @@ def trimmed_mean(x, m):
     return float(sorted_once(x)[m:x.size - m].mean())
 
 
-def trimmed_mean_sensitivity_at_distance(x, lower, upper, m, k):
+def trimmed_mean_sensitivity_at_distance(x: ArrayLike, lower: float, upper: float, m: int, k: ArrayLike) -> np.ndarray:
     """:math:`A^{(k)}(x)` of the ``m``-trimmed mean (Bun and Steinke 2019; checked against enumeration in the tests).
 
     With the sorted sample extended by :math:`x_{(i)} = L` for :math:`i \\le 0`
@@ -293,7 +294,7 @@ def _trimmed_profile(x, lower, upper, m, size):
     return out
 
 
-def smooth_sensitivity_trimmed_mean(x, lower, upper, m, beta):
+def smooth_sensitivity_trimmed_mean(x: ArrayLike, lower: float, upper: float, m: int, beta: float) -> float:
     """:math:`\\beta`-smooth sensitivity of the ``m``-trimmed mean (Bun and Steinke 2019).
 
     :math:`\\max_k e^{-k\\beta} A^{(k)}(x)` with
@@ -318,7 +319,7 @@ def smooth_sensitivity_trimmed_mean(x, lower, upper, m, beta):
 
 
 # ------------------------------------------------------- variance and std
-def global_sensitivity_std(n, lower, upper):
+def global_sensitivity_std(n: int, lower: float, upper: float) -> float:
     """Global sensitivity :math:`(U-L)\\sqrt{n-1}/n` of the population standard deviation.
 
     Centring is a projection, so replacing one value by :math:`\\Delta` moves the
@@ -337,7 +338,7 @@ def global_sensitivity_std(n, lower, upper):
                            lower, upper))
 
 
-def local_sensitivity_variance(x, lower, upper):
+def local_sensitivity_variance(x: ArrayLike, lower: float, upper: float) -> float:
     """Local sensitivity of the population variance, exactly.
 
     Replacing :math:`x_i` by :math:`v` changes the variance by
@@ -359,7 +360,7 @@ def local_sensitivity_variance(x, lower, upper):
     return float(_positive(value, "the local sensitivity of the variance", lower, upper))
 
 
-def local_sensitivity_std(x, lower, upper):
+def local_sensitivity_std(x: ArrayLike, lower: float, upper: float) -> float:
     """Local sensitivity of the population standard deviation, exactly (same extreme :math:`v`).
 
     With :math:`\\mathrm{SSD}_{-i} = \\mathrm{SSD} - \\frac{n}{n-1}(x_i - \\bar x)^2`
@@ -398,7 +399,7 @@ def _runs_candidates(x):
     return starts, ends
 
 
-def min_ssd_windows(x, sizes):
+def min_ssd_windows(x: ArrayLike, sizes: ArrayLike) -> np.ndarray:
     """Smallest sum of squared deviations over sub-samples of each size, :math:`M_w(x)`.
 
     A sub-sample of minimal variance of a given size is a run of consecutive
@@ -480,7 +481,7 @@ def _h_unit(n, ssd):
     return c / n / (np.sqrt((ssd + c) / n) + np.sqrt(ssd / n))
 
 
-def std_sensitivity_bound(n, lower, upper, ssd):
+def std_sensitivity_bound(n: int, lower: float, upper: float, ssd: ArrayLike) -> np.ndarray:
     """:math:`h(s) = \\sqrt{(s + cW^2)/n} - \\sqrt{s/n}`, :math:`c = (n-1)/n`, :math:`W = U - L`.
 
     Bounds the change of the standard deviation when one value is replaced, if
@@ -538,12 +539,13 @@ def _resolution(resolution):
     return None if resolution is None else validation.integer(resolution, "resolution", 1)
 
 
-def distance_cap(n, max_distance):
+def distance_cap(n: int, max_distance: int | None) -> int:
     """:math:`K` of :func:`smooth_sensitivity_std`: ``max_distance`` capped at ``n`` (None is ``n``)."""
     return n if max_distance is None else min(n, validation.integer(max_distance, "max_distance", 0))
 
 
-def std_profile_key(x, lower, upper, *, resolution: int | None = None, max_distance: int | None = None) -> str:
+def std_profile_key(x: ArrayLike, lower: float, upper: float, *, resolution: int | None = None,
+                    max_distance: int | None = None) -> str:
     """The :attr:`StdProfile.key` of the profile of ``x`` with these bounds and options.
 
     For callers that keep profiles in a dictionary (the cache of
@@ -565,7 +567,8 @@ def _distances(k):
     return k.astype(np.int64)
 
 
-def std_sensitivity_at_distance(x, lower, upper, k, *, resolution: int | None = None):
+def std_sensitivity_at_distance(x: ArrayLike, lower: float, upper: float, k: ArrayLike, *,
+                                resolution: int | None = None) -> np.ndarray:
     """Upper bound :math:`\\hat A^{(k)}(x) = h(M_{n-1-k}(x)) \\ge A^{(k)}(x)` for the standard deviation.
 
     Why it bounds :math:`A^{(k)}`: replacing :math:`y_i` by :math:`v` gives
@@ -596,8 +599,8 @@ def std_sensitivity_at_distance(x, lower, upper, k, *, resolution: int | None = 
     return _positive(unit * (upper - lower), "the sensitivity bound of the standard deviation", lower, upper)
 
 
-def smooth_sensitivity_std(x, lower, upper, beta, *, resolution: int | None = None,
-                           max_distance: int | None = None):
+def smooth_sensitivity_std(x: ArrayLike, lower: float, upper: float, beta: float, *, resolution: int | None = None,
+                           max_distance: int | None = None) -> float:
     """:math:`\\beta`-smooth upper bound on the local sensitivity of the standard deviation.
 
     :math:`S(x) = \\max_{0 \\le k \\le K} e^{-k\\beta}\\hat A^{(k)}(x)` with
@@ -644,8 +647,10 @@ def smooth_sensitivity_std(x, lower, upper, beta, *, resolution: int | None = No
                                           max_distance=max_distance)[0]
 
 
-def smooth_sensitivity_std_profile(x, lower, upper, beta, profile=None, *, resolution: int | None = None,
-                                   max_distance: int | None = None):
+def smooth_sensitivity_std_profile(x: ArrayLike, lower: float, upper: float, beta: float,
+                                   profile: StdProfile | None = None, *,
+                                   resolution: int | None = None,
+                                   max_distance: int | None = None) -> tuple[float, StdProfile]:
     """:func:`smooth_sensitivity_std` and the profile :math:`\\hat A^{(0)}, \\hat A^{(1)}, \\ldots` it used.
 
     The profile does not depend on :math:`\\beta`: pass it back (with the same
@@ -684,7 +689,9 @@ def smooth_sensitivity_std_profile(x, lower, upper, beta, profile=None, *, resol
                         resolution, last)
 
 
-def smooth_sensitivity_std_profile_sorted(x, lower, upper, beta, profile, key, resolution, last):
+def smooth_sensitivity_std_profile_sorted(x: np.ndarray, lower: float, upper: float, beta: float,
+                                          profile: StdProfile | None, key: str, resolution: int | None,
+                                          last: int) -> tuple[float, StdProfile]:
     """:func:`smooth_sensitivity_std_profile` of a checked sorted sample whose :func:`fingerprint` is ``key``.
 
     For a caller that has already checked ``x`` (:func:`checked_sample`), ``beta``,
@@ -721,7 +728,7 @@ def smooth_sensitivity_std_profile_sorted(x, lower, upper, beta, profile, key, r
         prof = np.concatenate([prof, _at_distance_windows(windows, ks, resolution)])
 
 
-def smooth_sensitivity_std_naive(x, lower, upper, beta):
+def smooth_sensitivity_std_naive(x: ArrayLike, lower: float, upper: float, beta: float) -> float:
     """Same bound as :func:`smooth_sensitivity_std`, by scanning every window of every size.
 
     The quadratic computation a direct reading of Theorem 7 suggests (all
@@ -755,7 +762,7 @@ def _subset_args(x, k):
     return np.sort(x), validation.integer(k, "k", 1, x.size)
 
 
-def max_variance_subset(x, k):
+def max_variance_subset(x: ArrayLike, k: int) -> np.ndarray:
     """Zafarani-Clifton Theorem 5: the ``k``-subset of largest variance, among the ``i`` smallest plus ``k - i`` largest."""
     x, k = _subset_args(x, k)
     best = None
@@ -766,7 +773,7 @@ def max_variance_subset(x, k):
     return best
 
 
-def min_variance_subset(x, k):
+def min_variance_subset(x: ArrayLike, k: int) -> np.ndarray:
     """Zafarani-Clifton Theorem 6: the ``k``-subset of smallest variance, a run of consecutive order statistics."""
     x, k = _subset_args(x, k)
     variances = [x[i:i + k].var() for i in range(x.size - k + 1)]
@@ -774,7 +781,8 @@ def min_variance_subset(x, k):
     return x[i:i + k]
 
 
-def paper_sensitivity_at_distance(x, lower, upper, k, statistic="variance"):
+def paper_sensitivity_at_distance(x: ArrayLike, lower: float, upper: float, k: int,
+                                  statistic: str = "variance") -> float:
     """:math:`A^{(k)}` by the recipe of Zafarani-Clifton's proof of Theorem 7.
 
     Candidates at distance :math:`k`: (a) every window of :math:`k` consecutive
@@ -824,7 +832,7 @@ def _paper_candidates(x, lower, upper, k):
         yield False, y
 
 
-def paper_literal_sensitivity_at_distance(x, lower, upper, k):
+def paper_literal_sensitivity_at_distance(x: ArrayLike, lower: float, upper: float, k: int) -> float:
     """:math:`A^{(k)}` of the variance as the proof of Zafarani-Clifton's Theorem 7 reads.
 
     The proof builds two samples at distance :math:`k` and then makes one
