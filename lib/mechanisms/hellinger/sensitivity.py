@@ -19,6 +19,7 @@ from math import comb
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from lib import validation
@@ -95,7 +96,7 @@ def _neighbours(neighbours, cand, name: str = "neighbours") -> np.ndarray:
 
 # --- Candidates, posteriors, smoothing parameter -------------------------------------------
 
-def n_candidates(n, k=2) -> int:
+def n_candidates(n: int, k: int = 2) -> int:
     """:math:`|\\mathcal R_{post}| = \\binom{n+k-1}{k-1}`, the number of count vectors of total ``n``.
 
     The note (Section 2.1) writes :math:`\\binom{n+1}{m-1}` for the Dirichlet case; that is the
@@ -109,7 +110,7 @@ def n_candidates(n, k=2) -> int:
     return comb(n + k - 1, k - 1)
 
 
-def candidates(n, k=2) -> np.ndarray:
+def candidates(n: int, k: int = 2) -> np.ndarray:
     """Every count vector with ``k`` non-negative entries summing to ``n`` (stars and bars).
 
     Row ``a`` of the ``k = 2`` table is ``(a, n - a)``, so a beta-binomial data set with
@@ -136,7 +137,7 @@ def candidates(n, k=2) -> np.ndarray:
     return np.array(rows, dtype=np.int64)
 
 
-def prior_vector(prior, k):
+def prior_vector(prior: ArrayLike, k: int) -> np.ndarray:
     """``prior`` as a vector of ``k`` positive parameters (a Beta prior when ``k = 2``); else a ValueError."""
     prior = validation.positive(prior, "prior")
     if prior.ndim != 1 or prior.shape[0] != k:
@@ -144,7 +145,7 @@ def prior_vector(prior, k):
     return prior
 
 
-def smoothing_parameter(epsilon, delta, n_cand):
+def smoothing_parameter(epsilon: ArrayLike, delta: ArrayLike, n_cand: ArrayLike) -> np.ndarray | float:
     """The note's smoothing parameter :math:`\\gamma(\\varepsilon, \\delta)` (end of Section 2).
 
     .. math::
@@ -162,7 +163,7 @@ def smoothing_parameter(epsilon, delta, n_cand):
     return np.log1p(epsilon / (2 * np.log(2 * n_cand / delta)))[()]
 
 
-def posteriors(prior, counts) -> np.ndarray:
+def posteriors(prior: ArrayLike, counts: ArrayLike) -> np.ndarray:
     """Posterior parameters :math:`\\mathrm{prior} + c` (note, Section 1), shape of ``counts``."""
     counts = validation.vectors(counts, "counts", positive_entries=False)
     return counts + prior_vector(prior, counts.shape[-1])
@@ -170,7 +171,7 @@ def posteriors(prior, counts) -> np.ndarray:
 
 # --- Hellinger distances and sensitivities ---------------------------------------------------
 
-def hellinger_matrix(prior, cand) -> np.ndarray:
+def hellinger_matrix(prior: ArrayLike, cand: ArrayLike) -> np.ndarray:
     """:math:`\\mathcal H(\\mathrm{BI}(c_i), \\mathrm{BI}(c_j))` for every pair of candidates (dense)."""
     post = posteriors(prior, cand)
     if post.ndim != 2:
@@ -180,7 +181,7 @@ def hellinger_matrix(prior, cand) -> np.ndarray:
     return hellinger_dirichlet(post[:, None, :], post[None, :, :])
 
 
-def neighbour_index(cand) -> np.ndarray:
+def neighbour_index(cand: ArrayLike) -> np.ndarray:
     """For each candidate, the indices of its neighbours (one unit moved between two categories).
 
     Returns an int array of shape (C, k (k - 1)); column ``m`` is the ``m``-th move
@@ -217,7 +218,7 @@ def neighbour_index(cand) -> np.ndarray:
     return out
 
 
-def local_sensitivity(prior, cand, neighbours=None) -> np.ndarray:
+def local_sensitivity(prior: ArrayLike, cand: ArrayLike, neighbours: ArrayLike | None = None) -> np.ndarray:
     """Fast local sensitivity of the score: :math:`LS(c) = \\max_{c' \\sim c} \\mathcal H(\\mathrm{BI}(c), \\mathrm{BI}(c'))`.
 
     The local sensitivity of :math:`u(x, r) = -\\mathcal H(\\mathrm{BI}(x), r)` at :math:`x` is
@@ -252,7 +253,7 @@ def _positive_ls(ls, prior):
     return ls
 
 
-def local_sensitivity_beta(prior, n) -> np.ndarray:
+def local_sensitivity_beta(prior: ArrayLike, n: int) -> np.ndarray:
     """:func:`local_sensitivity` for the beta-binomial system, all ``n + 1`` counts, in O(n).
 
     With :math:`h_a = \\mathcal H(\\mathrm{beta}(\\alpha + a, \\beta + n - a), \\mathrm{beta}(\\alpha + a + 1, \\beta + n - a - 1))`,
@@ -311,7 +312,7 @@ def hellinger_rows_beta_unchecked(prior: np.ndarray, n: int, idx: np.ndarray) ->
     return rows.reshape(idx.shape + (n + 1,))
 
 
-def hellinger_rows_beta(prior, counts) -> np.ndarray:
+def hellinger_rows_beta(prior: ArrayLike, counts: ArrayLike) -> np.ndarray:
     """:math:`\\mathcal H(\\mathrm{BI}(x), \\mathrm{BI}(c))` from each beta-binomial data set :math:`x` to every candidate :math:`c`.
 
     Parameters
@@ -343,7 +344,7 @@ def hellinger_rows_beta(prior, counts) -> np.ndarray:
     return hellinger_rows_beta_unchecked(prior, n, idx)
 
 
-def smooth_sensitivity_beta(ls, gamma) -> np.ndarray:
+def smooth_sensitivity_beta(ls: ArrayLike, gamma: float) -> np.ndarray:
     """Eq. (1) for every count :math:`a` of the beta-binomial system in O(n).
 
     A data set at Hamming distance :math:`t` from one with :math:`a` ones has between
@@ -367,7 +368,7 @@ def smooth_sensitivity_beta(ls, gamma) -> np.ndarray:
     return np.maximum(np.exp(np.maximum(left, right)), ls)
 
 
-def smooth_sensitivity(ls, cand, gamma) -> np.ndarray:
+def smooth_sensitivity(ls: ArrayLike, cand: ArrayLike, gamma: float) -> np.ndarray:
     """Eq. (1) for every candidate of a Dirichlet-multinomial system, dense O(C^2).
 
     The smallest Hamming distance between data sets with count vectors :math:`c, c'` of the
@@ -397,7 +398,7 @@ def smooth_sensitivity(ls, cand, gamma) -> np.ndarray:
 
 # --- The mechanism ----------------------------------------------------------------------------
 
-def log_pmf(hellinger, scale, epsilon) -> np.ndarray:
+def log_pmf(hellinger: ArrayLike, scale: ArrayLike, epsilon: float) -> np.ndarray:
     """Exponential mechanism in log space: :math:`\\log` of Definition 2.1's probabilities.
 
     ``hellinger[..., j]`` is the distance of candidate ``j`` to the true posterior and ``scale``
@@ -445,7 +446,7 @@ class Geometry(NamedTuple):
     prior: np.ndarray
 
 
-def geometry(prior, n, k=2) -> Geometry:
+def geometry(prior: ArrayLike, n: int, k: int = 2) -> Geometry:
     """Candidates, the dense Hellinger matrix, local sensitivities and neighbours for ``(prior, n, k)``."""
     n = validation.integer(n, "n", 1)
     k = validation.integer(k, "k", 2)
@@ -458,7 +459,7 @@ def geometry(prior, n, k=2) -> Geometry:
     return Geometry(cand, hellinger_matrix(prior, cand), ls, neighbours, prior.copy())
 
 
-def geometry_for(geom, prior, n, k) -> Geometry:
+def geometry_for(geom: Geometry, prior: np.ndarray, n: int, k: int) -> Geometry:
     """``geom`` if it was built by :func:`geometry` for this ``(prior, n, k)``."""
     if not isinstance(geom, Geometry):
         raise validation.ArgumentTypeError(f"geom must be a Geometry from hellinger.geometry(); got "
@@ -476,7 +477,7 @@ def geometry_for(geom, prior, n, k) -> Geometry:
     return geom
 
 
-def public_total_counts(counts, n: int, k: int) -> np.ndarray:
+def public_total_counts(counts: ArrayLike, n: int, k: int) -> np.ndarray:
     """Count vectors of shape ``(..., k)``: non-negative whole numbers (as int64) totalling ``n``."""
     arr = np.asarray(counts)
     validation.cells(arr.size, "counts")
