@@ -12,11 +12,14 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
+from lib.privacy.guarantees import Guarantee
+from lib.validation import SeedLike
 from lib.mechanisms.noise import analytic_gaussian_sigma
 from lib.mechanisms.protocol import ApproximateDP, Mechanism, ModelCalibration, PureDP, ReleaseSpec
-from lib.mechanisms.hellinger.sensitivity import candidates, geometry_for, hellinger_matrix, hellinger_rows_beta_unchecked, hellinger_rows_unchecked, local_sensitivity, local_sensitivity_beta_unchecked, log_pmf, MAX_CANDIDATES, n_candidates, neighbour_index, posteriors, prior_vector, public_total_counts, smooth_sensitivity, smooth_sensitivity_beta, smoothing_parameter
+from lib.mechanisms.hellinger.sensitivity import candidates, Geometry, geometry_for, hellinger_matrix, hellinger_rows_beta_unchecked, hellinger_rows_unchecked, local_sensitivity, local_sensitivity_beta_unchecked, log_pmf, MAX_CANDIDATES, n_candidates, neighbour_index, posteriors, prior_vector, public_total_counts, smooth_sensitivity, smooth_sensitivity_beta, smoothing_parameter
 
 
 """Largest candidate set for the dense (candidates x candidates) computations (3.2 GB of float64
@@ -40,11 +43,11 @@ class _PosteriorRelease(Mechanism):
     #: The prior pseudo-count of every cell of the objects that the calibrations build.
     prior_count: ClassVar[float] = 1.0
 
-    def released_posterior(self, counts, rng=None) -> np.ndarray:  # pragma: no cover - abstract
+    def released_posterior(self, counts: ArrayLike, rng: SeedLike = None) -> np.ndarray:  # pragma: no cover - abstract
         """The released posterior parameters, shape of ``counts``."""
         raise TypeError(f"{type(self).__name__} must define released_posterior(counts, rng)")
 
-    def release(self, counts, rng=None) -> np.ndarray:
+    def release(self, counts: ArrayLike, rng: SeedLike = None) -> np.ndarray:
         """The mean of the released posterior, one point of the simplex per count vector.
 
         Parameters
@@ -176,7 +179,8 @@ class SmoothedHellinger(_PosteriorRelease):
     #: Replace :math:`S(x)` by the global sensitivity :math:`\\max_x LS(x)` (:class:`HellingerExponential`).
     global_sensitivity: ClassVar[bool] = False
 
-    def __init__(self, prior, n, epsilon, delta=None, *, geom=None):
+    def __init__(self, prior: ArrayLike, n: int, epsilon: float, delta: float | None = None, *,
+                 geom: Geometry | None = None) -> None:
         prior = validation.positive(prior, "prior")
         if prior.ndim != 1 or prior.size < 2:
             raise ValueError(f"prior must be a vector of k >= 2 positive parameters; got shape {prior.shape}")
@@ -212,7 +216,7 @@ class SmoothedHellinger(_PosteriorRelease):
                 f"delta={self.delta!r})")
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> Guarantee:
         """The note's :math:`(\\varepsilon, \\delta)`-DP (measured by the exact audit, not proved)."""
         return ApproximateDP(self.epsilon, self.delta)
 
@@ -236,7 +240,7 @@ class SmoothedHellinger(_PosteriorRelease):
             self._dense["log_pmf"] = log_pmf(self.hellinger, self.smooth, self.epsilon)
         return self._dense["log_pmf"]
 
-    def index(self, counts) -> np.ndarray:
+    def index(self, counts: ArrayLike) -> np.ndarray:
         """The candidate index of every count vector along the last axis of ``counts`` (shape ``(...)``)."""
         arr = public_total_counts(counts, self.n, self.cand.shape[1])
         if arr.shape[-1] == 2:
@@ -245,7 +249,7 @@ class SmoothedHellinger(_PosteriorRelease):
         flat = arr.reshape(-1, arr.shape[-1])
         return np.array([lookup[tuple(row)] for row in flat.tolist()], dtype=np.int64).reshape(arr.shape[:-1])
 
-    def log_pmf_rows(self, counts) -> np.ndarray:
+    def log_pmf_rows(self, counts: ArrayLike) -> np.ndarray:
         """:math:`\\log \\Pr[\\mathcal M_{\\mathcal H}(x) = r]` over the candidates, for each count vector ``x``.
 
         ``O(C)`` memory per count vector (no dense matrix): shape ``counts.shape[:-1] + (C,)``. For
@@ -260,7 +264,7 @@ class SmoothedHellinger(_PosteriorRelease):
             rows = hellinger_rows_unchecked(self.prior, self.cand, idx)
         return log_pmf(rows, self.smooth[idx], self.epsilon)
 
-    def released_counts(self, counts, rng=None) -> np.ndarray:
+    def released_counts(self, counts: ArrayLike, rng: SeedLike = None) -> np.ndarray:
         """The released candidate :math:`c'` for every count vector (by inverse CDF), shape of ``counts``."""
         idx = self.index(counts)
         rng = validation.generator(rng)
@@ -275,7 +279,7 @@ class SmoothedHellinger(_PosteriorRelease):
             out[sel] = np.minimum(np.searchsorted(cdf, u[sel] * cdf[-1], side="right"), last)
         return self.cand[out]
 
-    def released_posterior(self, counts, rng=None) -> np.ndarray:
+    def released_posterior(self, counts: ArrayLike, rng: SeedLike = None) -> np.ndarray:
         """The released posterior :math:`\\mathrm{prior} + c'`, shape of ``counts``."""
         return posteriors(self.prior, self.released_counts(counts, rng))
 
@@ -304,7 +308,7 @@ class HellingerExponential(SmoothedHellinger):
     global_sensitivity = True
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> Guarantee:
         """:math:`\\varepsilon`-DP (McSherry and Talwar 2007, Theorem 6; proved)."""
         return PureDP(self.epsilon)
 
@@ -333,7 +337,7 @@ class _CountNoise(_PosteriorRelease):
     def __repr__(self):
         return f"{type(self).__name__}(guarantee={self.guarantee!r}, n={self.n}, noise_scale={self.noise_scale:.6g})"
 
-    def released_posterior(self, counts, rng=None) -> np.ndarray:
+    def released_posterior(self, counts: ArrayLike, rng: SeedLike = None) -> np.ndarray:
         """The released posterior :math:`(\\alpha + \\tilde a, \\beta + n - \\tilde a)`, shape of ``counts``."""
         arr = public_total_counts(counts, self.n, 2)
         rng = validation.generator(rng)
@@ -364,13 +368,13 @@ class CountLaplace(_CountNoise):
     notions = (PureDP, ApproximateDP)
     _distribution = "laplace"
 
-    def __init__(self, epsilon, n, prior=(1.0, 1.0)):
+    def __init__(self, epsilon: float, n: int, prior: ArrayLike = (1.0, 1.0)) -> None:
         self.epsilon = validation.scalar(validation.positive(epsilon, "epsilon"), "epsilon")
         self._setup(n, prior)
         self.noise_scale = 1 / self.epsilon
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> Guarantee:
         """:math:`\\varepsilon`-DP (Dwork and Roth 2014, Theorem 3.6; sensitivity 1)."""
         return PureDP(self.epsilon)
 
@@ -412,14 +416,14 @@ class CountGaussian(_CountNoise):
     notions = (ApproximateDP,)
     _distribution = "normal"
 
-    def __init__(self, epsilon, delta, n, prior=(1.0, 1.0)):
+    def __init__(self, epsilon: float, delta: float, n: int, prior: ArrayLike = (1.0, 1.0)) -> None:
         self.epsilon = validation.scalar(validation.positive(epsilon, "epsilon"), "epsilon")
         self.delta = validation.scalar(validation.open_unit(delta, "delta"), "delta")
         self._setup(n, prior)
         self.noise_scale = float(analytic_gaussian_sigma(self.epsilon, self.delta, 1.0))
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> Guarantee:
         """:math:`(\\varepsilon, \\delta)`-DP (Balle and Wang 2018, Theorem 8)."""
         return ApproximateDP(self.epsilon, self.delta)
 
