@@ -15,8 +15,11 @@ import functools
 from typing import ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
+from lib.privacy.guarantees import Guarantee
+from lib.validation import SeedLike
 from lib.mechanisms.protocol import Mechanism, NotPrivate, PureDP, RenyiDP, ZeroConcentratedDP, get
 from lib.privacy.accounting import rdp_to_dp
 from lib.mechanisms.logistic_posterior.sampling import sample, Settings
@@ -53,7 +56,8 @@ def _level(value, what, names, *, high=np.inf):
 # ----------------------------------------------------------------------------- privacy statements
 
 
-def rdp_epsilon(lam, n, beta, *, rho=1.0, c=1.0, B=B_LOGISTIC):
+def rdp_epsilon(lam: ArrayLike, n: ArrayLike, beta: ArrayLike, *, rho: ArrayLike = 1.0, c: float = 1.0,
+                B: float = B_LOGISTIC) -> np.ndarray | float:
     """RDP level of one exact posterior sample, Theorems 16 and 17.
 
     :math:`\\varepsilon(\\lambda) = 2c^2B^2\\rho^2\\lambda/(n\\beta)` for every order
@@ -86,7 +90,8 @@ def rdp_epsilon(lam, n, beta, *, rho=1.0, c=1.0, B=B_LOGISTIC):
     return _level(out, "the RDP level", "lam, n, beta, rho, c, B")
 
 
-def concentrated_beta(epsilon, lam, n, beta0=BETA0, *, c=1.0, B=B_LOGISTIC):
+def concentrated_beta(epsilon: ArrayLike, lam: ArrayLike, n: ArrayLike, beta0: ArrayLike = BETA0, *, c: float = 1.0,
+                      B: float = B_LOGISTIC) -> np.ndarray | float:
     """Line 1 of Algorithm 4: :math:`\\beta = \\max\\{2c^2B^2\\lambda/(n\\varepsilon), \\beta_0\\}`.
 
     Examples
@@ -102,7 +107,8 @@ def concentrated_beta(epsilon, lam, n, beta0=BETA0, *, c=1.0, B=B_LOGISTIC):
     return _level(out, "beta", "epsilon, lam, n, beta0, c, B")
 
 
-def diffuse_rho(epsilon, lam, n, beta=BETA0, *, c=1.0, B=B_LOGISTIC):
+def diffuse_rho(epsilon: ArrayLike, lam: ArrayLike, n: ArrayLike, beta: ArrayLike = BETA0, *, c: float = 1.0,
+                B: float = B_LOGISTIC) -> np.ndarray | float:
     """Line 1 of Algorithm 5: :math:`\\rho = \\min\\{1, \\sqrt{n\\beta\\varepsilon/(2c^2B^2\\lambda)}\\}`.
 
     Examples
@@ -120,7 +126,7 @@ def diffuse_rho(epsilon, lam, n, beta=BETA0, *, c=1.0, B=B_LOGISTIC):
     return _level(out, "rho", "epsilon, lam, n, beta, c, B", high=1.0)
 
 
-def ops_radius(beta, c=1.0):
+def ops_radius(beta: ArrayLike, c: float = 1.0) -> np.ndarray | float:
     """Radius :math:`c/\\beta` of the truncated prior of OPS (Section 5.2).
 
     The mode of :math:`p_{\\beta,\\rho}` solves :math:`n\\beta w = \\rho\\sum_i
@@ -131,7 +137,7 @@ def ops_radius(beta, c=1.0):
     return _level(out, "the radius", "beta, c")
 
 
-def ops_epsilon(beta, rho=1.0, *, c=1.0, factor=4.0):
+def ops_epsilon(beta: ArrayLike, rho: ArrayLike = 1.0, *, c: float = 1.0, factor: float = 4.0) -> np.ndarray | float:
     """Pure DP of OPS with the prior truncated to :math:`\\|w\\| \\le c/\\beta`.
 
     ``factor`` :math:`\\times c^2\\rho/\\beta`. Section 5.2 states ``factor = 4``
@@ -148,7 +154,7 @@ def ops_epsilon(beta, rho=1.0, *, c=1.0, factor=4.0):
     return _level(out, "the pure DP level", "beta, rho, c, factor")
 
 
-def ops_rho(epsilon, beta=BETA0, *, c=1.0, factor=4.0):
+def ops_rho(epsilon: ArrayLike, beta: ArrayLike = BETA0, *, c: float = 1.0, factor: float = 4.0) -> np.ndarray | float:
     """The temperature at which OPS (prior :math:`\\beta`, radius :math:`c/\\beta`) is pure ``epsilon``-DP."""
     with np.errstate(over="ignore", under="ignore"):
         out = np.minimum(1.0, _pos(epsilon, "epsilon") * _pos(beta, "beta")
@@ -156,7 +162,7 @@ def ops_rho(epsilon, beta=BETA0, *, c=1.0, factor=4.0):
     return _level(out, "rho", "epsilon, beta, c, factor", high=1.0)
 
 
-def dp_of_rdp_slope(alpha, delta, *, lam_max=1e8):
+def dp_of_rdp_slope(alpha: float, delta: float, *, lam_max: float = 1e8) -> float:
     """:math:`\\hat\\varepsilon` of a mechanism that is :math:`(\\lambda, \\alpha\\lambda)`-RDP at every order.
 
     Eq. (14) of the Dirichlet paper (:func:`lib.privacy.accounting.rdp_to_dp`),
@@ -184,7 +190,7 @@ def dp_of_rdp_slope(alpha, delta, *, lam_max=1e8):
     return float(min(res.fun, vals[i]))
 
 
-def rdp_slope_for_dp(epsilon_hat, delta):
+def rdp_slope_for_dp(epsilon_hat: float, delta: float) -> float:
     """The largest slope :math:`\\alpha` whose RDP curve :math:`\\alpha\\lambda` gives :math:`(\\hat\\varepsilon, \\delta)`-DP.
 
     Inverts :func:`dp_of_rdp_slope` (increasing in :math:`\\alpha`) by a root search in
@@ -217,7 +223,8 @@ def _rdp_slope_for_dp(eps, d):
                                          xtol=1e-13)))
 
 
-def settings(sampler, epsilon, lam, n, beta0=BETA0, *, c=1.0, ops_factor=None):
+def settings(sampler: str | type[LogisticSampler], epsilon: ArrayLike, lam: ArrayLike, n: float, beta0: float = BETA0,
+             *, c: float = 1.0, ops_factor: float | None = None) -> Settings:
     """The posteriors a sampler class samples at targets :math:`(\\lambda, \\varepsilon)`, broadcast.
 
     Parameters
@@ -288,7 +295,8 @@ class LogisticSampler(Mechanism):
     #: Target types the class accepts.
     targets: ClassVar[tuple] = (RenyiDP, ZeroConcentratedDP)
 
-    def __init__(self, target, n, *, beta0=BETA0, c=1.0, n_sweeps=6, mala_steps=0):
+    def __init__(self, target: Guarantee, n: float, *, beta0: float = BETA0, c: float = 1.0, n_sweeps: int = 6,
+                 mala_steps: int = 0) -> None:
         if not isinstance(target, self.targets):
             raise ValueError(f"{type(self).__name__} meets targets of type "
                              f"{' or '.join(t.__name__ for t in self.targets)}; got {target!r}")
@@ -309,7 +317,8 @@ class LogisticSampler(Mechanism):
         return f"{type(self).__name__}({self.target!r}, n={self.n:g}, beta={self.beta:g}, rho={self.rho:g})"
 
     @classmethod
-    def settings(cls, epsilon, lam, n, beta0=BETA0, *, c=1.0, ops_factor=None) -> Settings:
+    def settings(cls, epsilon: ArrayLike, lam: ArrayLike, n: float, beta0: float = BETA0, *, c: float = 1.0,
+                 ops_factor: float | None = None) -> Settings:
         """The posterior the class samples at each target :math:`(\\lambda, \\varepsilon)`, broadcast.
 
         Parameters
@@ -349,7 +358,7 @@ class LogisticSampler(Mechanism):
         return Settings(np.array([self.beta]), np.array([self.rho]), np.array([self.radius]))
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> Guarantee:
         """Theorems 16 and 17: :math:`\\varepsilon(\\lambda) = 2c^2B^2\\rho^2\\lambda/(n\\beta)` at every order.
 
         A :class:`~lib.privacy.guarantees.RenyiDP` at the target's order with
@@ -361,7 +370,7 @@ class LogisticSampler(Mechanism):
             return ZeroConcentratedDP(slope)
         return RenyiDP(self.target.lam, slope * self.target.lam, curve=functools.partial(_linear_curve, slope))
 
-    def release(self, X, y, rng=None, size=None):
+    def release(self, X: ArrayLike, y: ArrayLike, rng: SeedLike = None, size: int | None = None) -> np.ndarray:
         """Weight vectors from this posterior: shape ``(d,)``, or ``(size, d)`` for ``size`` chains.
 
         Parameters
@@ -452,7 +461,7 @@ class OPSLogistic(LogisticSampler):
         return beta0, ops_rho(eps, beta0, c=c, factor=factor), ops_radius(beta0, c)
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> Guarantee:
         """Pure DP at :func:`ops_epsilon` (Wang et al. 2015, Theorem 1, as Section 5.2 states it)."""
         return PureDP(float(ops_epsilon(self.beta, self.rho, c=self.c, factor=self.factor)))
 
@@ -478,7 +487,7 @@ class LogisticPosterior(LogisticSampler):
         return beta0, 1.0, np.inf
 
     @property
-    def guarantee(self):
+    def guarantee(self) -> Guarantee:
         return NotPrivate()
 
 
