@@ -12,9 +12,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import linalg, special
 
 from lib import validation
+from lib.validation import SeedLike
 
 
 #: Largest number of margins (rows x settings x chains) that :func:`sample` holds at once
@@ -48,7 +50,7 @@ class Settings(NamedTuple):
 # ----------------------------------------------------------------------------- log density
 
 
-def checked_data(X, y):
+def checked_data(X: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """``(X, y)`` checked: ``X`` finite of shape (n, d) with n, d >= 1; ``y`` of shape (n,) with labels 0 and 1.
 
     Labels may be integers, booleans or floats equal to 0 or 1; anything else
@@ -69,7 +71,7 @@ def _signed(X, y):
     return X * (2.0 * y - 1.0)[:, None]
 
 
-def checked_weights(W, d):
+def checked_weights(W: ArrayLike, d: int) -> np.ndarray:
     """``W`` as a finite float array whose last axis has length ``d``."""
     W = validation.in_range(W, "W", -np.inf, open_low=True)
     if W.ndim < 1 or W.shape[-1] != d:
@@ -77,7 +79,7 @@ def checked_weights(W, d):
     return W
 
 
-def log_likelihood(W, X, y):
+def log_likelihood(W: ArrayLike, X: ArrayLike, y: ArrayLike) -> np.ndarray | float:
     """:math:`\\sum_i \\log p(y_i \\mid w, x_i)` for every row ``w`` of ``W`` (shape (..., d)).
 
     ``X`` finite of shape (n, d), ``y`` labels 0 and 1 of shape (n,), ``W`` finite.
@@ -242,7 +244,8 @@ def _fixed_hessian_steps(Z, W, H, r, nb, first, n_steps, tol=None):
     return W, previous
 
 
-def mode(X, y, beta, rho, *, tol=1e-9, max_iter=100):
+def mode(X: ArrayLike, y: ArrayLike, beta: ArrayLike, rho: ArrayLike, *, tol: float = 1e-9,
+         max_iter: int = 100) -> tuple[np.ndarray, np.ndarray]:
     """Mode :math:`\\hat w` and Hessian :math:`H` of :math:`-\\log p_{\\beta,\\rho}` for each setting.
 
     The mode solves :math:`\\rho\\sum_i \\sigma(-w^\\top z_i) z_i = n\\beta w`, so it
@@ -395,8 +398,9 @@ def _mode_cache(mode_cache, S, d):
     return w_hat, H
 
 
-def sample(X, y, setting: Settings, n_chains, n_sweeps, rng=None, *, mala_steps=0, mala_step=0.5,
-           independence=True, probe=None, thin=1, mode_cache=None, c=1.0):
+def sample(X: ArrayLike, y: ArrayLike, setting: Settings, n_chains: int, n_sweeps: int, rng: SeedLike = None, *,
+           mala_steps: int = 0, mala_step: float = 0.5, independence: bool = True, probe: ArrayLike | None = None,
+           thin: int = 1, mode_cache: tuple[np.ndarray, np.ndarray] | None = None, c: float = 1.0) -> Samples:
     """Approximate draws from :math:`p_{\\beta,\\rho}(w \\mid D)` for every setting, many chains at once.
 
     Each chain starts from a draw of the Laplace approximation
