@@ -56,11 +56,14 @@ leaves a zero deviation and an infinite density).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Self, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import log_ndtr
 
 from lib import validation
+from lib.validation import SeedLike
 from lib.mechanisms import smooth_sensitivity as ss
 from lib.mechanisms.bounded_moments import (BunSteinke, MomentMechanism, SampleMoments, VaidyaLaplace,
                                            ZafaraniClifton, draw_noise)
@@ -180,7 +183,7 @@ def _allocation(allocation):
     return w
 
 
-def mechanism_class(method):
+def mechanism_class(method: type[MomentMechanism] | str) -> type[MomentMechanism]:
     """The :class:`~lib.mechanisms.bounded_moments.MomentMechanism` class ``method`` names (a class passes through).
 
     Parameters
@@ -211,7 +214,8 @@ def mechanism_class(method):
     return cls
 
 
-def budget(epsilon, n_numerical, n_categorical, allocation=(2.0, 1.0)):
+def budget(epsilon: float, n_numerical: int, n_categorical: int,
+           allocation: tuple[float, float] = (2.0, 1.0)) -> float:
     """:math:`\\varepsilon'` of Algorithm 1, line 3, for the weights ``allocation = (w_num, w_cat)``.
 
     :math:`\\varepsilon' = \\varepsilon / (w_{num} J_{num} + w_{cat} J_{cat} + 1)`.
@@ -253,8 +257,9 @@ def budget(epsilon, n_numerical, n_categorical, allocation=(2.0, 1.0)):
     return value
 
 
-def guarantee(method, epsilon, n_numerical, n_categorical, *, allocation=(2.0, 1.0), calibration="theorem2",
-              count_sensitivity=2.0):
+def guarantee(method: type[MomentMechanism] | str, epsilon: float, n_numerical: int, n_categorical: int, *,
+              allocation: tuple[float, float] = (2.0, 1.0), calibration: str = "theorem2",
+              count_sensitivity: float = 2.0) -> Guarantee:
     """The guarantee of a fit by :func:`fit_statistics` with these options.
 
     Parameters
@@ -317,9 +322,12 @@ def _fields(value, name, keys, source):
     return value
 
 
-def fit_statistics(X_cat, X_num, y, n_values, n_classes, bounds, *, method="zc", epsilon=1.0,
-                   allocation=(2.0, 1.0), calibration="theorem2", count_sensitivity=2.0, trim=None,
-                   resolution=4096, max_distance=None, var_smoothing=1e-9, cache=None):
+def fit_statistics(X_cat: ArrayLike, X_num: ArrayLike, y: ArrayLike, n_values: ArrayLike, n_classes: int,
+                   bounds: ArrayLike, *, method: type[MomentMechanism] | str = "zc", epsilon: float = 1.0,
+                   allocation: tuple[float, float] = (2.0, 1.0),
+                   calibration: str = "theorem2", count_sensitivity: float = 2.0, trim: float | None = None,
+                   resolution: int | None = 4096, max_distance: int | None = None, var_smoothing: float = 1e-9,
+                   cache: dict | None = None) -> dict:
     """Exact statistics and the scale of the noise each one gets (the data-dependent part of a fit).
 
     Parameters
@@ -377,9 +385,12 @@ def fit_statistics(X_cat, X_num, y, n_values, n_classes, bounds, *, method="zc",
                 max_distance=max_distance, var_smoothing=var_smoothing, cache=cache)[0]
 
 
-def fit_statistics_grid(X_cat, X_num, y, n_values, n_classes, bounds, epsilons, *, method="zc",
-                        allocation=(2.0, 1.0), calibration="theorem2", count_sensitivity=2.0, trim=None,
-                        resolution=4096, max_distance=None, var_smoothing=1e-9, cache=None):
+def fit_statistics_grid(X_cat: ArrayLike, X_num: ArrayLike, y: ArrayLike, n_values: ArrayLike, n_classes: int,
+                        bounds: ArrayLike, epsilons: ArrayLike, *, method: type[MomentMechanism] | str = "zc",
+                        allocation: tuple[float, float] = (2.0, 1.0), calibration: str = "theorem2",
+                        count_sensitivity: float = 2.0, trim: float | None = None, resolution: int | None = 4096,
+                        max_distance: int | None = None, var_smoothing: float = 1e-9,
+                        cache: dict | None = None) -> list[dict]:
     """:func:`fit_statistics` for each total budget of ``epsilons``, the data checked, counted and sorted once.
 
     Entry ``i`` equals ``fit_statistics(..., epsilon=epsilons[i])`` with the
@@ -484,7 +495,7 @@ def _fit(X_cat, X_num, y, n_values, n_classes, bounds, epsilons, *, method, allo
 _noise = draw_noise
 
 
-def draw(stats, n_draws=1, rng=None, *, alpha=1.0, sd_floor=1e-3):
+def draw(stats: dict, n_draws: int = 1, rng: SeedLike = None, *, alpha: float = 1.0, sd_floor: float = 1e-3) -> dict:
     """Released parameters of ``n_draws`` independent private fits (or the non-private fit repeated).
 
     Parameters
@@ -544,7 +555,7 @@ def draw(stats, n_draws=1, rng=None, *, alpha=1.0, sd_floor=1e-3):
             "guarantee": stats.get("guarantee")}
 
 
-def log_proba(params, X_cat, X_num, likelihood="gaussian"):
+def log_proba(params: dict, X_cat: ArrayLike, X_num: ArrayLike, likelihood: str = "gaussian") -> np.ndarray:
     """Log posterior class probabilities, shape (B, n, C), of a batch of released models.
 
     ``likelihood="truncnorm"`` uses the normal truncated to the public range,
@@ -702,9 +713,12 @@ class MixedNaiveBayes(ClassifierProtocol):
     [0, 1]
     """
 
-    def __init__(self, method=ZafaraniClifton, epsilon=1.0, *, categorical=None, n_values=None, bounds=None, n_classes=None,
-                 allocation=(2.0, 1.0), calibration="theorem2", likelihood="gaussian", trim=None,
-                 resolution=4096, max_distance=None, random_state=None, rng=None):
+    def __init__(self, method: type[MomentMechanism] | str = ZafaraniClifton, epsilon: float = 1.0, *,
+                 categorical: Sequence[bool] | None = None, n_values: ArrayLike | None = None,
+                 bounds: ArrayLike | None = None, n_classes: int | None = None,
+                 allocation: tuple[float, float] = (2.0, 1.0), calibration: str = "theorem2",
+                 likelihood: str = "gaussian", trim: float | None = None, resolution: int | None = 4096,
+                 max_distance: int | None = None, random_state: SeedLike = None, rng: SeedLike = None) -> None:
         self.method, self.epsilon, self.categorical = method, epsilon, categorical
         self.n_values, self.bounds, self.n_classes = n_values, bounds, n_classes
         self.allocation, self.calibration, self.likelihood, self.trim = allocation, calibration, likelihood, trim
@@ -737,7 +751,7 @@ class MixedNaiveBayes(ClassifierProtocol):
                              f"{mask.shape[0]} entries")
         return X[:, mask].astype(np.int64), X[:, ~mask]
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Compute the statistics, release the parameters once, and keep only the release.
 
         Raises
@@ -772,14 +786,14 @@ class MixedNaiveBayes(ClassifierProtocol):
         self.n_features_in_ = int(X_cat.shape[1] + X_num.shape[1])
         return self
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: ArrayLike) -> np.ndarray:
         if not hasattr(self, "params_"):
             raise not_fitted("MixedNaiveBayes")
         X_cat, X_num = self._split(X)
         return log_proba(self.params_, X_cat, X_num, self.likelihood)[0]
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         return np.exp(self.predict_log_proba(X))
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         return np.argmax(self.predict_log_proba(X), axis=-1)
