@@ -47,19 +47,25 @@ from __future__ import annotations
 
 import collections.abc
 import sys
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from lib import validation
-from lib.mechanisms.protocol import ModelCalibration, get
+from lib.validation import SeedLike
+from lib.mechanisms.protocol import Mechanism, ModelCalibration, ReleaseSpec, get
 from lib.privacy.guarantees import ApproximateDP, Guarantee, NotPrivate, RenyiDP
 from lib.experiments import defaults
 from lib.experiments.cells import Layout, budget_key, cell_seed, layout, runs_under
 from lib.experiments.prepared import Prepared, prepared
 from lib.experiments.preprocessing import SEED
 from lib.experiments.tasks import REGISTRY
+
+if TYPE_CHECKING:
+    from lib.experiments.networks import NetworkData
+    from lib.experiments.preprocessing import Split
 
 #: The targets of the book's grids: each budget replaces the level (``with_level``).
 RDP_TARGET = RenyiDP(defaults.RDP_ORDER, 1.0)
@@ -79,14 +85,15 @@ class Task(Protocol):
     @classmethod
     def prepare(cls, dataset: str, seed: int, binning: str) -> Prepared: ...
 
-    def release(self, calibration, n_draws: int, rng): ...
+    def release(self, calibration: ModelCalibration, n_draws: int, rng: SeedLike) -> Any: ...
 
-    def score(self, batches) -> dict: ...
+    def score(self, batches: Sequence[Any]) -> dict: ...
 
-    def score_uninformative(self, budgets, n_repeats, seed, dataset, key) -> dict: ...
+    def score_uninformative(self, budgets: ArrayLike, n_repeats: int, seed: int, dataset: str,
+                            key: str) -> dict: ...
 
     @staticmethod
-    def supports(cls) -> bool: ...
+    def supports(cls: type[Mechanism]) -> bool: ...
 
 
 def task_names() -> tuple:
@@ -94,7 +101,7 @@ def task_names() -> tuple:
     return tuple(REGISTRY)
 
 
-def task_class(name):
+def task_class(name: str | type) -> type:
     """The task class registered as ``name`` (a class passes through)."""
     if isinstance(name, type):
         return name
@@ -120,7 +127,8 @@ def budgets(task: str, notion: type, n: int = defaults.N_BUDGETS) -> np.ndarray:
     return np.logspace(*figure(task, notion).decades, n)
 
 
-def calibrate(mechanism, target, spec, *, cache=None):
+def calibrate(mechanism: str | type[Mechanism], target: Guarantee, spec: ReleaseSpec, *,
+              cache: dict | None = None) -> ModelCalibration:
     """The :class:`lib.mechanisms.protocol.ModelCalibration` of ``mechanism`` for ``target`` (a whole model).
 
     A non-private mechanism ignores the target (it is calibrated to
@@ -145,7 +153,7 @@ def _frozen(value):
     return value
 
 
-def calibration_key(mechanism, target, spec):
+def calibration_key(mechanism: str | type[Mechanism], target: Guarantee, spec: ReleaseSpec) -> tuple:
     """The key of one calibration in a grid's ``cache``: what the calibration depends on, all public.
 
     A calibration is a function of the mechanism class with its class-level
@@ -163,7 +171,8 @@ def calibration_key(mechanism, target, spec):
     return ("grid-calibration", cls, settings, type(target), target, shapes, int(spec.n_total), priors)
 
 
-def calibrate_many(mechanism, targets, spec, *, cache=None):
+def calibrate_many(mechanism: str | type[Mechanism], targets: Sequence[Guarantee], spec: ReleaseSpec, *,
+                   cache: dict | None = None) -> list[ModelCalibration]:
     """:func:`calibrate` at every target of ``targets`` (one type): a list, in order.
 
     The calibrations of all targets run together where the class has a
@@ -217,8 +226,9 @@ def _seed(seed):
     return validation.integer(seed, "seed", 0)
 
 
-def evaluate(task, mechanism, budgets, n_repeats, *, target=None, seed=defaults.DEFAULT_SEED,
-             dataset=None, cache=None, options=None):
+def evaluate(task: Task, mechanism: str | type[Mechanism], budgets: ArrayLike, n_repeats: int, *,
+             target: Guarantee | None = None, seed: int = defaults.DEFAULT_SEED, dataset: str | None = None,
+             cache: dict | None = None, options: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """Scores of one mechanism on one task over a grid of budgets, ``n_repeats`` releases each.
 
     All budgets are calibrated in one call (:func:`calibrate_many`: the
@@ -347,8 +357,11 @@ def _names(values, name, allowed=None):
     return values
 
 
-def run(task, mechanisms, budgets, *, target=None, datasets=None, data=None, splits=None, n_repeats=10,
-        seed=defaults.DEFAULT_SEED, cache=None, binning=None, options=None, progress=None):
+def run(task: str | type, mechanisms: str | type[Mechanism] | Sequence[str | type[Mechanism]], budgets: ArrayLike, *,
+        target: Guarantee | None = None, datasets: Sequence[str] | None = None,
+        data: Mapping[str, Prepared | Split | NetworkData] | None = None, splits: Sequence[int] | None = None,
+        n_repeats: int = 10, seed: int = defaults.DEFAULT_SEED, cache: dict | None = None, binning: str | None = None,
+        options: Mapping[str, Any] | None = None, progress: bool | None = None) -> pd.DataFrame:
     """The grid of one task: every split x dataset x mechanism x budget x repeat, as one tidy frame.
 
     Parameters
@@ -437,7 +450,7 @@ def run(task, mechanisms, budgets, *, target=None, datasets=None, data=None, spl
     return pd.concat(frames, ignore_index=True)
 
 
-def supported(task, target) -> tuple:
+def supported(task: str | type, target: Guarantee) -> tuple:
     """The registry names of the mechanisms a grid of ``task`` under ``target`` runs (registry order)."""
     from lib.mechanisms.protocol import names
 
