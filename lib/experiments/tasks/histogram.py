@@ -12,19 +12,22 @@ position in the list (or the ``keys`` given), as chapter 14 keyed them; the opti
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from lib import validation
-from lib.mechanisms.protocol import ReleaseSpec, get
-from lib.privacy.guarantees import ApproximateDP
+from lib.mechanisms.protocol import Mechanism, ReleaseSpec, get
+from lib.privacy.guarantees import ApproximateDP, Guarantee
 from lib.experiments.data import label_column
 from lib.experiments.cells import layout
 from lib.experiments.prepared import Prepared, prepared
-from lib.experiments.preprocessing import BINNING, prepare
+from lib.experiments.preprocessing import BINNING, Split, prepare
 
 
-def kl_tv(p, y):
+def kl_tv(p: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """KL divergence :math:`\\sum_i p_i \\log(p_i/y_i)` (terms with :math:`p_i = 0` are 0) and TV distance, per release.
 
     Parameters
@@ -95,7 +98,7 @@ class Histogram:
     metrics = ("kl", "tv")
     datasets = ("Adult",)
 
-    def __init__(self, data):
+    def __init__(self, data: Prepared | Split) -> None:
         self.data = prepared(data, getattr(data, "dataset", "Adult"))
 
     @classmethod
@@ -104,12 +107,15 @@ class Histogram:
         return prepared(prepare(dataset, seed=seed, binning=binning), dataset, seed)
 
     @staticmethod
-    def supports(cls) -> bool:
+    def supports(cls: type[Mechanism]) -> bool:
         """Whether the engine can run ``cls`` on this task: a private mechanism that releases a distribution."""
         return cls.output == "distribution" and cls.private
 
-    def evaluate_many(self, mechanisms, budgets, n_repeats, *, target=None, seed=0, dataset=None, cache=None,
-                      attribute, n_rows=None, keys=None, entropy=("seed", "mechanism")):
+    def evaluate_many(self, mechanisms: Sequence[str | type[Mechanism]], budgets: ArrayLike, n_repeats: int, *,
+                      target: Guarantee | None = None, seed: int = 0, dataset: str | None = None,
+                      cache: dict | None = None, attribute: str, n_rows: int | None = None,
+                      keys: Sequence[int] | None = None,
+                      entropy: Sequence[int | str] = ("seed", "mechanism")) -> pd.DataFrame:
         """``n_repeats`` releases of the histogram of ``attribute`` by each mechanism at each budget.
 
         Parameters
