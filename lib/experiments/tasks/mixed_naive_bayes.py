@@ -18,13 +18,17 @@ from __future__ import annotations
 
 import functools
 import os
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from lib import validation
+from lib.validation import SeedLike
 from lib.mechanisms.bounded_moments import MomentMechanism
 from lib.models.mixed_naive_bayes import draw, fit_statistics_grid, log_proba, mechanism_class
+from lib.privacy.guarantees import Guarantee
 from lib.experiments import datasets, schema
 from lib.experiments.data import DATA_ENV, DATASETS, cache_dir, label_column, load
 from lib.experiments.prepared import Prepared
@@ -107,12 +111,14 @@ def _encode(name, frame):
             "categorical": tuple(cat_names), "numerical": tuple(num_names)}
 
 
-def book_split(n: int):
+def book_split(n: int) -> tuple[np.ndarray, np.ndarray]:
     """Train and test row indices of the book's seeded 70/30 split (as :func:`lib.experiments.preprocessing.prepare`)."""
     return split_rows(n, SEED, TEST_SIZE)
 
 
-def evaluate(data, train, test, method, epsilons, n_repeats, rng, *, likelihood="gaussian", cache=None, **options):
+def evaluate(data: dict, train: np.ndarray, test: np.ndarray, method: str | type[MomentMechanism], epsilons: ArrayLike,
+             n_repeats: int, rng: SeedLike, *, likelihood: str = "gaussian", cache: dict | None = None,
+             **options: Any) -> tuple[np.ndarray, np.ndarray]:
     """Test accuracy and cross-entropy of ``n_repeats`` releases per epsilon: two arrays (len(epsilons), n_repeats).
 
     The exact statistics and smooth sensitivities are computed once per
@@ -152,7 +158,8 @@ def _scores(X_cat, X_num, y_train, X_cat_test, X_num_test, y, n_values, n_classe
     return acc, ce
 
 
-def cross_validate(data, variants, epsilons, *, n_folds=10, n_repeats=1, n_draws=10, seed=0):
+def cross_validate(data: dict, variants: Mapping[str, Mapping[str, Any]], epsilons: ArrayLike, *, n_folds: int = 10,
+                   n_repeats: int = 1, n_draws: int = 10, seed: int = 0) -> pd.DataFrame:
     """Zafarani-Clifton's protocol (Section 7.2): ``n_repeats`` times ``n_folds``-fold cross-validation.
 
     Each repeat draws a new fold assignment from ``numpy.random.default_rng(seed)``;
@@ -204,7 +211,7 @@ class MixedNaiveBayes:
     metrics = ("accuracy", "cross_entropy")
     datasets = DATASETS
 
-    def __init__(self, data):
+    def __init__(self, data: Prepared) -> None:
         if not isinstance(data, Prepared) or data.Z_train is None:
             raise validation.ArgumentTypeError("data must be a Prepared with numerical attributes, "
                                                "from MixedNaiveBayes.prepare")
@@ -228,12 +235,13 @@ class MixedNaiveBayes:
                         numerical=d["numerical"])
 
     @staticmethod
-    def supports(cls) -> bool:
+    def supports(cls: type) -> bool:
         """Whether the engine can run ``cls`` on this task: a bounded-moment class."""
         return isinstance(cls, type) and issubclass(cls, MomentMechanism)
 
-    def evaluate(self, mechanism, budgets, n_repeats, *, target=None, seed=0, dataset=None, cache=None,
-                 majority_share=False, **options):
+    def evaluate(self, mechanism: str | type[MomentMechanism], budgets: ArrayLike, n_repeats: int, *,
+                 target: Guarantee | None = None, seed: int = 0, dataset: str | None = None,
+                 cache: dict | None = None, majority_share: bool = False, **options: Any) -> pd.DataFrame:
         """Accuracy and cross-entropy of ``n_repeats`` releases per budget: a tidy frame.
 
         The releases draw from ``numpy.random.default_rng(seed)`` (:func:`evaluate`);
@@ -291,7 +299,7 @@ class MixedCrossValidation:
     metrics = ("accuracy", "cross_entropy")
     datasets = DATASETS
 
-    def __init__(self, data):
+    def __init__(self, data: Prepared) -> None:
         if not isinstance(data, Prepared) or data.Z_train is None:
             raise validation.ArgumentTypeError("data must be a Prepared with numerical attributes, "
                                                "from MixedCrossValidation.prepare")
@@ -313,8 +321,10 @@ class MixedCrossValidation:
 
     supports = staticmethod(MixedNaiveBayes.supports)
 
-    def evaluate_many(self, mechanisms, budgets, n_repeats, *, target=None, seed=0, dataset=None, cache=None,
-                      variants, n_folds=10, n_draws=10):
+    def evaluate_many(self, mechanisms: Sequence[str | type[MomentMechanism]], budgets: ArrayLike, n_repeats: int, *,
+                      target: Guarantee | None = None, seed: int = 0, dataset: str | None = None,
+                      cache: dict | None = None, variants: dict, n_folds: int = 10,
+                      n_draws: int = 10) -> pd.DataFrame:
         """:func:`cross_validate` of ``variants`` (``n_repeats`` repetitions), with a ``dataset`` column first.
 
         Parameters
