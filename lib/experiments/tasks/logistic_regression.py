@@ -43,17 +43,18 @@ Rows
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from lib import validation
 
 from lib.mechanisms.protocol import get
 from lib.models.logistic_regression import (BETA0, SAMPLERS, ConcentratedLogistic, DiffuseLogistic, LogisticSampler,
                                             OPSLogistic, Settings, cross_entropy, error_rate, sample)
-from lib.privacy.guarantees import ApproximateDP
+from lib.privacy.guarantees import ApproximateDP, Guarantee
 from lib.experiments import schema
 from lib.experiments.data import label_column, load
 from lib.experiments.prepared import Prepared
@@ -107,7 +108,7 @@ class GLMData(NamedTuple):
     test_rows: np.ndarray
 
 
-def scale(values, low: float, high: float) -> np.ndarray:
+def scale(values: ArrayLike, low: float, high: float) -> np.ndarray:
     """Map ``[low, high]`` onto :math:`[-0.5, 0.5]`, clipping values outside.
 
     Examples
@@ -121,7 +122,7 @@ def scale(values, low: float, high: float) -> np.ndarray:
     return (np.clip(x, low, high) - low) / (high - low) - 0.5
 
 
-def normalise_rows(X, c: float = 1.0) -> np.ndarray:
+def normalise_rows(X: ArrayLike, c: float = 1.0) -> np.ndarray:
     """Scale every row to Euclidean norm ``c`` (Assumption 1 (1) with equality).
 
     Examples
@@ -248,8 +249,9 @@ def digits(positive: int = 8, negative: int = 3, c: float = 1.0, *, test_size: f
 DP_SAMPLERS = (ConcentratedLogistic, DiffuseLogistic, OPSLogistic)
 
 
-def run_grid(data, epsilons, lams, n_repeats, *, seed, methods=SAMPLERS, n_sweeps=6, mala_steps=0,
-             beta0=BETA0, ops_factor=None):
+def run_grid(data: GLMData | Prepared, epsilons: ArrayLike, lams: ArrayLike, n_repeats: int, *, seed: int,
+             methods: Sequence[str | type[LogisticSampler]] = SAMPLERS, n_sweeps: int = 6, mala_steps: int = 0,
+             beta0: float = BETA0, ops_factor: float | None = None) -> pd.DataFrame:
     """Test error and cross-entropy of every method at every :math:`(\\lambda, \\varepsilon)` (Figure 3).
 
     The distinct posteriors of the grid are sampled once each, ``n_repeats``
@@ -317,7 +319,8 @@ def run_grid(data, epsilons, lams, n_repeats, *, seed, methods=SAMPLERS, n_sweep
                                        "cross_entropy", "acceptance"])
 
 
-def run_splits(load_split, split_seeds, epsilons, lams, n_repeats, *, seed, **kwargs):
+def run_splits(load_split: Callable[[int], GLMData], split_seeds: ArrayLike, epsilons: ArrayLike, lams: ArrayLike,
+               n_repeats: int, *, seed: int, **kwargs: Any) -> pd.DataFrame:
     """:func:`run_grid` on several train/test splits: ``load_split(split_seed)`` gives each :class:`GLMData`.
 
     The sampler's seed of split ``k`` is ``seed + k``, so releases on different
@@ -333,8 +336,9 @@ def run_splits(load_split, split_seeds, epsilons, lams, n_repeats, *, seed, **kw
     return pd.concat(frames, ignore_index=True)
 
 
-def samplers_at_dp(data, epsilon_hats, n_repeats, *, seed, n_sweeps=6, delta=1e-5, labels=None,
-                   methods=None) -> pd.DataFrame:
+def samplers_at_dp(data: GLMData | Prepared, epsilon_hats: ArrayLike, n_repeats: int, *, seed: int, n_sweeps: int = 6,
+                   delta: float = 1e-5, labels: Mapping[str, str] | None = None,
+                   methods: Sequence[str | type[LogisticSampler]] | None = None) -> pd.DataFrame:
     """The three private samplers of Geumlek et al. at :math:`(\\hat\\varepsilon, \\delta)` targets (chapter 11).
 
     Each sampler draws all targets in one :func:`lib.models.logistic_regression.sample` call, in
@@ -409,7 +413,7 @@ class LogisticRegression:
     metrics = ("error", "cross_entropy")
     datasets = ("Adult", "Digit")
 
-    def __init__(self, data):
+    def __init__(self, data: GLMData | Prepared) -> None:
         if isinstance(data, GLMData):
             data = Prepared("data", None, data.X_train, data.X_test, data.y_train, data.y_test,
                             np.zeros(0, np.int64), 2, tuple(data.columns), (0, 1), c=data.c)
@@ -432,12 +436,13 @@ class LogisticRegression:
                         tuple(d.columns), (0, 1), c=d.c)
 
     @staticmethod
-    def supports(cls) -> bool:
+    def supports(cls: type) -> bool:
         """Whether the engine can run ``cls`` on this task: a logistic posterior sampler."""
         return isinstance(cls, type) and issubclass(cls, LogisticSampler)
 
-    def evaluate_many(self, mechanisms, budgets, n_repeats, *, target=None, seed=0, dataset=None, cache=None,
-                      lams=None, **options):
+    def evaluate_many(self, mechanisms: Sequence[str | type[LogisticSampler]], budgets: ArrayLike, n_repeats: int, *,
+                      target: Guarantee | None = None, seed: int = 0, dataset: str | None = None,
+                      cache: dict | None = None, lams: ArrayLike | None = None, **options: Any) -> pd.DataFrame:
         """All ``mechanisms`` at once, with a ``dataset`` column first: Figure 3's grid or one :math:`(\\hat\\varepsilon, \\delta)`.
 
         With ``target`` None, :func:`run_grid`: ``lams`` (the Rényi orders, every pair with
