@@ -17,12 +17,16 @@ synthetic data sets of :data:`SYNTHETIC` on each split.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from lib import validation
-from lib.mechanisms.protocol import get
-from lib.privacy.guarantees import ApproximateDP
+from lib.mechanisms.protocol import Mechanism, get
+from lib.privacy.guarantees import ApproximateDP, Guarantee
+from lib.validation import SeedLike
 from lib.experiments.prepared import Prepared, prepared
 from lib.experiments.hellinger import ENTRIES, head_to_head
 from lib.experiments.preprocessing import BINNING, SEED, prepare
@@ -53,7 +57,7 @@ def counts_data(ones: int, n: int, name: str = "data", seed: int | None = None) 
                     np.zeros(0, np.int64), 2, (), (0, 1))
 
 
-def histogram_data(counts, name: str = "data") -> Prepared:
+def histogram_data(counts: ArrayLike, name: str = "data") -> Prepared:
     """A data set of ``sum(counts)`` labels with ``counts[j]`` of category ``j``, as prepared data (``k >= 2``)."""
     counts = validation.integer_array(counts, "counts")
     if counts.ndim != 1 or counts.size < 2 or counts.min() < 0 or counts.sum() < 1:
@@ -65,7 +69,7 @@ def histogram_data(counts, name: str = "data") -> Prepared:
                     np.zeros(0, np.int64), k, (), tuple(range(k)))
 
 
-def synthetic_counts(rng) -> dict:
+def synthetic_counts(rng: SeedLike) -> dict:
     """One binomial draw of every data set of :data:`SYNTHETIC`, in order, from ``rng``: name -> (ones, n)."""
     rng = validation.generator(rng)
     return {name: (int(rng.binomial(n, theta)), n) for name, (theta, n) in SYNTHETIC.items()}
@@ -86,7 +90,7 @@ class Posterior:
     metrics = METRICS
     datasets = ("Adult",)
 
-    def __init__(self, data):
+    def __init__(self, data: Prepared) -> None:
         if not isinstance(data, Prepared) or data.n_classes < 2 or data.y_train is None:
             raise validation.ArgumentTypeError("data must be a Prepared with two classes or more (Posterior.prepare, "
                                                "counts_data or histogram_data)")
@@ -107,13 +111,15 @@ class Posterior:
         return prepared(prepare(dataset, seed=seed, binning=binning), dataset, seed)
 
     @staticmethod
-    def supports(cls) -> bool:
+    def supports(cls: type[Mechanism]) -> bool:
         """Whether the engine can run ``cls`` on this task: a mechanism of :data:`~lib.experiments.hellinger.ENTRIES`."""
         return any(get(name) is cls for _, name, _ in ENTRIES)
 
-    def evaluate_many(self, mechanisms, budgets, n_repeats, *, target=None, seed=0, dataset=None, cache=None,
-                      prior=(1.0, 1.0), reference_share=0.3, reference=None, keys=None, exact_dirichlet=True,
-                      key=("budget", "n")):
+    def evaluate_many(self, mechanisms: Sequence[str | type[Mechanism]], budgets: ArrayLike, n_repeats: int, *,
+                      target: Guarantee | None = None, seed: int = 0, dataset: str | None = None,
+                      cache: dict | None = None, prior: ArrayLike = (1.0, 1.0), reference_share: float = 0.3,
+                      reference: ArrayLike | None = None, keys: Sequence[int] | None = None,
+                      exact_dirichlet: bool = True, key: str | Sequence[str] = ("budget", "n")) -> pd.DataFrame:
         """The scores of every entry at every budget: a tidy frame.
 
         Every entry of :data:`~lib.experiments.hellinger.ENTRIES` is drawn (in
