@@ -17,11 +17,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import NamedTuple
+from typing import Iterable, NamedTuple, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lib import validation
+from lib.validation import SeedLike
 from lib.mechanisms.dirichlet.divergence import hellinger_dirichlet, renyi_divergence_dirichlet
 from lib.mechanisms.dirichlet.order import optimal_order
 from lib.mechanisms.hellinger import (MEMO_CELLS, MAX_CANDIDATES, SmoothedHellinger, candidates, geometry,
@@ -32,7 +34,8 @@ from lib.theory.hellinger_audit import MAX_AUDIT_CELLS, audit, audit_counts, dir
 
 # --- Utility of a released Beta/Dirichlet posterior ----------------------------------------
 
-def posterior_utility(true_post, released_post, *, hellinger=None) -> dict:
+def posterior_utility(true_post: ArrayLike, released_post: ArrayLike, *,
+                      hellinger: ArrayLike | None = None) -> dict:
     """Hellinger distance, :math:`KL(\\text{true} \\| \\text{released})` and posterior-mean error (L1 over categories / 2).
 
     Both arguments are positive Dirichlet parameters (``(..., k)``, ``k >= 2``) that broadcast together.
@@ -171,7 +174,8 @@ def _exact_scale_for(alpha: float, n: int, epsilon_hat: float, delta: float) -> 
     return dirichlet_exact_scale(alpha, n, epsilon_hat, delta)
 
 
-def head_to_head(prior, counts, epsilon_hat, delta, *, reference, repeats=2000, rng=None, exact_dirichlet=True):
+def head_to_head(prior: ArrayLike, counts: ArrayLike, epsilon_hat: float, delta: float, *, reference: ArrayLike,
+                 repeats: int = 2000, rng: SeedLike = None, exact_dirichlet: bool = True) -> dict:
     """Utility of every mechanism of :data:`ENTRIES` on one data set at :math:`(\\hat\\varepsilon, \\delta)`.
 
     Parameters
@@ -285,8 +289,10 @@ def _beta_prior(prior) -> tuple:
     return tuple(p.tolist())
 
 
-def full_audit(ns=(10, 30, 100, 300, 1000), epsilons=(0.1, 1.0, 5.0, 20.0, 50.0),
-               deltas=(1e-6, 1e-2, 0.5), priors=FULL_PRIORS, spot_n=(10**4, 10**5), spot_pairs=41):
+def full_audit(ns: Sequence[int] = (10, 30, 100, 300, 1000),
+               epsilons: Sequence[float] = (0.1, 1.0, 5.0, 20.0, 50.0), deltas: Sequence[float] = (1e-6, 1e-2, 0.5),
+               priors: Sequence[tuple[float, float]] = FULL_PRIORS, spot_n: Sequence[int] = (10**4, 10**5),
+               spot_pairs: int = 41) -> list[dict]:
     """The chapter's audit at full size: dense for ``ns``, ``spot_pairs`` evenly spaced pairs at ``spot_n``.
 
     Parameters
@@ -358,7 +364,7 @@ def _rounded(value: float) -> float:
     return float(f"{float(value):.{_DIGITS}g}")
 
 
-def audit_summary(rows) -> dict:
+def audit_summary(rows: Sequence[dict]) -> dict:
     """What a run of :func:`full_audit` found, small enough to store: counts, extremes and the exceptions.
 
     Parameters
@@ -407,7 +413,7 @@ def audit_summary(rows) -> dict:
     }
 
 
-def store_audits(names=tuple(RUNS), path=AUDIT_RESULTS) -> dict:
+def store_audits(names: Iterable[str] = tuple(RUNS), path: str | Path = AUDIT_RESULTS) -> dict:
     """Run :func:`full_audit` for each run of :data:`RUNS` in ``names`` and store the summaries as JSON.
 
     Each run is stored with its arguments and its :func:`audit_summary` under its name; the
@@ -433,7 +439,7 @@ def store_audits(names=tuple(RUNS), path=AUDIT_RESULTS) -> dict:
     return json.loads(text)
 
 
-def load_audits(path=AUDIT_RESULTS) -> dict:
+def load_audits(path: str | Path = AUDIT_RESULTS) -> dict:
     """The summaries stored by :func:`store_audits`: run name -> ``{"arguments", "summary"}``.
 
     Raises
@@ -449,7 +455,7 @@ def load_audits(path=AUDIT_RESULTS) -> dict:
     return json.loads(path.read_text())
 
 
-def subset(arguments: dict, **restrict) -> dict:
+def subset(arguments: dict, **restrict: Sequence) -> dict:
     """The arguments of :func:`full_audit` ``arguments`` with some of their lists cut to the values of ``restrict``.
 
     Every restricted value must be one of the run's (a reduced run is a part of the stored one),
