@@ -60,9 +60,11 @@ Budgets and margins
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable, Hashable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy import special, stats
 
 from lib import validation
@@ -176,7 +178,7 @@ def cell_z(results: pd.DataFrame, a: str, b: str, metric: str) -> pd.DataFrame:
     return pd.DataFrame({"diff": diff, "se": se, "z": diff / se})
 
 
-def wins_over_cells(z, threshold: float = 3.0) -> Verdict:
+def wins_over_cells(z: ArrayLike, threshold: float = 3.0) -> Verdict:
     """Does one mechanism win every cell? The z-scores of :func:`cell_z` read as a verdict.
 
     A cell is won where :math:`z >` ``threshold``, lost where :math:`z < -`
@@ -206,7 +208,8 @@ def wins_over_cells(z, threshold: float = 3.0) -> Verdict:
     return Verdict(f"wins over cells (z > {threshold:g})", share, float(p), verdict, "cells", which, values.size)
 
 
-def cells_over_splits(grid, better, worse, *, metric="error", threshold=3.0, by=("lam", "epsilon"), model="method"):
+def cells_over_splits(grid: pd.DataFrame, better: str, worse: str, *, metric: str = "error", threshold: float = 3.0,
+                      by: Sequence[str] = ("lam", "epsilon"), model: str = "method") -> pd.DataFrame:
     """Is ``better``'s mean ``metric`` lower than ``worse``'s in each cell, over releases and splits?
 
     In each split :math:`s` and cell, :math:`d_s` is the difference of the mean
@@ -283,7 +286,7 @@ def _posterior_keys(groups):
     return {i: tuple(first.loc[i]) for i in first.index if unique.loc[i]}
 
 
-def claim_verdict(outcomes) -> str:
+def claim_verdict(outcomes: Iterable[str]) -> str:
     """The verdict on "better is lower in every cell" from :func:`cells_over_splits`'s outcomes.
 
     ``"does not hold"`` if a cell is a loss; ``"holds"`` if every cell where the two
@@ -302,7 +305,7 @@ def claim_verdict(outcomes) -> str:
 # ------------------------------------------------------------------ signs, splits, folds, releases
 
 
-def sign_test(diffs, *, over: str = "datasets", alpha: float = 0.05) -> Verdict:
+def sign_test(diffs: ArrayLike, *, over: str = "datasets", alpha: float = 0.05) -> Verdict:
     """Two-sided binomial test of the signs of ``diffs`` (exact zeros, ties, left out).
 
     Under "no difference" each nonzero difference is positive with probability
@@ -329,7 +332,7 @@ def sign_test(diffs, *, over: str = "datasets", alpha: float = 0.05) -> Verdict:
     return Verdict("two-sided sign test", float(up), p, verdict, over, which, nonzero)
 
 
-def t_over_splits(diffs, which=(), *, alpha: float = 0.05) -> Verdict:
+def t_over_splits(diffs: ArrayLike, which: Sequence = (), *, alpha: float = 0.05) -> Verdict:
     """One-sample two-sided t-test of paired differences over splits (each split one observation).
 
     The variation of the data between splits, as well as of the noise, is in
@@ -356,7 +359,7 @@ def t_over_splits(diffs, which=(), *, alpha: float = 0.05) -> Verdict:
                    "no difference", "splits", tuple(which), values.size, float(values.mean()), se)
 
 
-def over_splits(table: pd.DataFrame, a: str, b: str, *, order=None) -> pd.DataFrame:
+def over_splits(table: pd.DataFrame, a: str, b: str, *, order: Sequence[str] | None = None) -> pd.DataFrame:
     """Per dataset, ``a - b`` over the splits: the mean, its standard error, t and the two-sided p.
 
     The test of :func:`t_over_splits` on every dataset at once.
@@ -390,8 +393,8 @@ def over_splits(table: pd.DataFrame, a: str, b: str, *, order=None) -> pd.DataFr
                          "t": t.statistic, "p": t.pvalue})
 
 
-def corrected_t_test(diffs, test_share: float, *, alpha: float = 0.05,
-                     words=("better", "worse", "no difference")) -> Verdict:
+def corrected_t_test(diffs: ArrayLike, test_share: float, *, alpha: float = 0.05,
+                     words: tuple[str, str, str] = ("better", "worse", "no difference")) -> Verdict:
     """Nadeau and Bengio's corrected resampled t-test (2003) over cross-validation folds.
 
     The folds share training rows, so the variance of the mean difference
@@ -461,7 +464,7 @@ def paired_cv_test(cv: pd.DataFrame, a: str, b: str, *, test_share: float | None
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("epsilon")
 
 
-def z_test(x, y, *, alpha: float = 0.05, which=()) -> Verdict:
+def z_test(x: ArrayLike, y: ArrayLike, *, alpha: float = 0.05, which: Sequence = ()) -> Verdict:
     """Two-sample z-test of mean(x) - mean(y) over independent releases.
 
     :math:`z = (\\bar x - \\bar y) / \\sqrt{s_x^2/n_x + s_y^2/n_y}` with the
@@ -487,7 +490,8 @@ def z_test(x, y, *, alpha: float = 0.05, which=()) -> Verdict:
                    a.size + b.size, float(diff), float(se))
 
 
-def z_by_group(frame: pd.DataFrame, by, a, b, *, column: str, metric: str) -> pd.DataFrame:
+def z_by_group(frame: pd.DataFrame, by: str | Sequence[str], a: Hashable, b: Hashable, *, column: str,
+               metric: str) -> pd.DataFrame:
     """Per group of ``by``, the two-sample z of ``metric`` between the rows with ``column == a`` and ``== b``.
 
     The standard error is :math:`\\sqrt{\\mathrm{sem}_a^2 + \\mathrm{sem}_b^2}`
@@ -512,7 +516,7 @@ def z_by_group(frame: pd.DataFrame, by, a, b, *, column: str, metric: str) -> pd
 # ------------------------------------------------------------------ the majority class
 
 
-def majority_accuracy(y_test, y_train=None) -> float:
+def majority_accuracy(y_test: ArrayLike, y_train: ArrayLike | None = None) -> float:
     """The accuracy on ``y_test`` of always predicting the majority class.
 
     The majority class is that of ``y_train`` when given (what a trained
@@ -530,7 +534,7 @@ def majority_accuracy(y_test, y_train=None) -> float:
     return float((test == np.bincount(train).argmax()).mean())
 
 
-def majority_baseline(accuracy, majority, which=(), *, alpha: float = 0.1) -> Verdict:
+def majority_baseline(accuracy: ArrayLike, majority: ArrayLike, which: Sequence = (), *, alpha: float = 0.1) -> Verdict:
     """Is a model more accurate than the majority class? A t-test of ``accuracy - majority`` over splits.
 
     The verdict is ``"above the majority class"`` where the mean difference is
@@ -566,7 +570,7 @@ def majority_baseline(accuracy, majority, which=(), *, alpha: float = 0.1) -> Ve
 # ------------------------------------------------------------------ chapters 10 and 11
 
 
-def share_sign_test(shares, which=(), *, null: float = 0.5, alpha: float = 0.05) -> Verdict:
+def share_sign_test(shares: ArrayLike, which: Sequence = (), *, null: float = 0.5, alpha: float = 0.05) -> Verdict:
     """Is a per-split share (e.g. of a group's cells won) above ``null`` on more splits than chance allows?
 
     Each split (its own train/test split and seed) gives one share in [0, 1]. The
@@ -610,7 +614,7 @@ def share_sign_test(shares, which=(), *, null: float = 0.5, alpha: float = 0.05)
                    above + below, float(values.mean()), float(values.std(ddof=1) / np.sqrt(values.size)))
 
 
-def split_means(frame: pd.DataFrame, by, metric: str, *, split: str = "split") -> pd.DataFrame:
+def split_means(frame: pd.DataFrame, by: Sequence[str], metric: str, *, split: str = "split") -> pd.DataFrame:
     """Per group, the mean over splits of each split's mean ``metric``, and its standard error.
 
     In split :math:`s` a group's releases give the mean :math:`m_s` and the variance
@@ -644,7 +648,7 @@ def split_means(frame: pd.DataFrame, by, metric: str, *, split: str = "split") -
     return pd.DataFrame({"mean": per["mean"].mean(), "se": np.sqrt(per["var"].sum()) / per.size()})
 
 
-def combined_verdict(verdicts) -> str:
+def combined_verdict(verdicts: Iterable[str]) -> str:
     """One verdict from the verdicts on several datasets: the common one if all are alike, else ``"partly"``.
 
     ``"holds"`` (``"does not hold"``) only if it holds (does not hold) on every
@@ -663,7 +667,7 @@ def combined_verdict(verdicts) -> str:
     return kinds.pop() if len(kinds) == 1 and kinds <= {"holds", "does not hold"} else "partly"
 
 
-def z_against(x, value, *, alpha: float = 0.05, which=()) -> Verdict:
+def z_against(x: ArrayLike, value: float, *, alpha: float = 0.05, which: Sequence = ()) -> Verdict:
     """Is the mean of independent releases ``x`` different from a fixed ``value``? A one-sample z-test.
 
     For a comparison with a deterministic reference (e.g. a non-private model's
@@ -791,7 +795,7 @@ def win_counts(winner: pd.Series) -> pd.DataFrame:
     return counts[[c for c in counts.columns if c not in totals] + totals]
 
 
-def win_summary(winner: pd.Series, label=str) -> pd.Series:
+def win_summary(winner: pd.Series, label: Callable[[str], str] = str) -> pd.Series:
     """The cells won at each budget in words, e.g. ``"Laplace 2/2"`` or ``"Dirichlet 1/8, undecided 7/8"``.
 
     Models are listed by the cells they win (most first, then by label), the
@@ -823,7 +827,7 @@ def win_summary(winner: pd.Series, label=str) -> pd.Series:
     return pd.Series(text, name=None).rename_axis(counts.index.name)
 
 
-def regrets(frame: pd.DataFrame, metric: str, kind: str, per=None) -> pd.DataFrame:
+def regrets(frame: pd.DataFrame, metric: str, kind: str, per: pd.Series | None = None) -> pd.DataFrame:
     """How far each model's mean falls behind the best model's, in every (budget, dataset) cell.
 
     With :math:`\\bar s_{m}` the mean ``metric`` of model :math:`m` over its
@@ -873,7 +877,7 @@ def regrets(frame: pd.DataFrame, metric: str, kind: str, per=None) -> pd.DataFra
 # ------------------------------------------------------------------ chapters 12 and 13
 
 
-def z_of_means(mean_a, se_a, mean_b, se_b) -> pd.DataFrame:
+def z_of_means(mean_a: ArrayLike, se_a: ArrayLike, mean_b: ArrayLike, se_b: ArrayLike) -> pd.DataFrame:
     """Two-sided z-test of ``mean_a - mean_b`` from two means and their standard errors, entry by entry.
 
     For comparisons where each side is summarised by its mean and standard error only: a Monte
@@ -935,7 +939,7 @@ def significantly_positive(tests: pd.DataFrame, *, alpha: float = 0.05) -> list:
     return tests[(tests["diff"] > 0) & (tests["p"] < alpha)].index.tolist()
 
 
-def relative_gap(a, b) -> float:
+def relative_gap(a: ArrayLike, b: ArrayLike) -> float:
     """How far paired values are from a tie: :math:`\\min_i |a_i - b_i| / \\max(|a_i|, |b_i|)`.
 
     A count of wins is stable under rounding between machines when no compared pair is within
@@ -958,7 +962,7 @@ def relative_gap(a, b) -> float:
     return float((np.abs(x - y) / scale).min())
 
 
-def majority_share(log_proba, y_test) -> float:
+def majority_share(log_proba: ArrayLike, y_test: ArrayLike) -> float:
     """The share of test rows a classifier assigns to the majority class of the test rows.
 
     A model more accurate than :func:`majority_accuracy` may only predict the
@@ -1034,7 +1038,7 @@ def clear_from(bad: pd.Series) -> float:
     return float(after.min()) if len(after) else float("inf")
 
 
-def budget_text(epsilon) -> str:
+def budget_text(epsilon: float) -> str:
     """A budget of :func:`clear_from` as a chapter writes it: two significant digits, ``"never"`` for infinity."""
     if isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, (int, float, np.integer, np.floating)):
         raise validation.ArgumentTypeError(f"epsilon must be a number; got {type(epsilon).__name__}")
@@ -1128,7 +1132,7 @@ def z_union_bound(threshold: float, comparisons: int) -> tuple[float, float]:
     return tail, comparisons * tail
 
 
-def improvement_verdict(outcomes) -> str:
+def improvement_verdict(outcomes: Iterable[str]) -> str:
     """The verdict on "A improves on B" from the per-budget outcomes of :func:`paired_cv_test`.
 
     ``"holds"`` if A is better at every budget; ``"partly"`` if better at some and
@@ -1159,7 +1163,7 @@ def improvement_verdict(outcomes) -> str:
 MEASURED_NOT_PROVED = "holds where measured, not proved"
 
 
-def measured_verdict(passes) -> str:
+def measured_verdict(passes: ArrayLike) -> str:
     """The verdict on a claim without a valid proof, judged by audits: :data:`MEASURED_NOT_PROVED` or "does not hold".
 
     Parameters
