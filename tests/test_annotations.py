@@ -23,24 +23,7 @@ import pytest
 LIB = Path(__file__).resolve().parents[1] / "lib"
 
 #: Modules whose annotation is still under way (each one's test is an expected failure).
-PENDING = {
-    "lib.experiments.engine",
-    "lib.experiments.hellinger",
-    "lib.experiments.tasks.histogram",
-    "lib.experiments.tasks.logistic_regression",
-    "lib.experiments.tasks.mixed_naive_bayes",
-    "lib.experiments.tasks.posterior",
-    "lib.experiments.verdicts",
-    "lib.mechanisms.dirichlet.calibration",
-    "lib.mechanisms.hellinger.mechanism",
-    "lib.mechanisms.hellinger.sensitivity",
-    "lib.mechanisms.logistic_posterior.mechanism",
-    "lib.mechanisms.logistic_posterior.sampling",
-    "lib.mechanisms.smooth_sensitivity.cauchy",
-    "lib.mechanisms.smooth_sensitivity.sensitivity",
-    "lib.models.mixed_naive_bayes",
-    "lib.theory.geumlek",
-}
+PENDING: set[str] = set()
 
 #: Dunder methods that are part of a class's public API (called by name or by the call syntax).
 PUBLIC_DUNDERS = ("__init__", "__call__")
