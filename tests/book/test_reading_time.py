@@ -89,3 +89,9 @@ def test_the_rule_the_book_states_is_the_one_computed():
                    rt.CODE_LINE_WORDS, rt.ROUND_TO):
         assert f"{number} " in rt.RULE, number
     assert rt.stated(CHAPTER) == 5
+
+
+def test_the_landing_page_states_the_rule():
+    """The rule the Time lines follow is the one the landing page states to the reader."""
+    intro = " ".join((ROOT / "book" / "intro.md").read_text(encoding="utf-8").split())
+    assert rt.RULE in intro
