@@ -9,7 +9,7 @@ Gaussian noise on the count of ones, by the utility of the released posterior
 :data:`K_ENTRIES`. :func:`full_audit` runs the chapter's exact audit at full size
 (``python -m lib.experiments.hellinger [--quick | --sweep]``; outside the book's CI budget), and
 ``python -m lib.experiments.hellinger --store`` stores the summaries (:func:`audit_summary`) of the
-runs of :data:`RUNS` in ``book/_data/hellinger_audits.json`` (:func:`store_audits`), which chapter
+runs of :data:`RUNS` in ``hellinger_audits.json`` beside this module (:func:`store_audits`), which chapter
 12 reads (:func:`load_audits`) and checks by rerunning a part (:func:`subset`, :func:`within`).
 """
 
@@ -348,9 +348,9 @@ def full_audit(ns: Sequence[int] = (10, 30, 100, 300, 1000),
     return out
 
 
-#: Where :func:`store_audits` keeps the summaries of the full-size runs (a small JSON file of the
-#: book's sources, read by chapter 12): ``book/_data/hellinger_audits.json`` in the repository.
-AUDIT_RESULTS = Path(__file__).resolve().parents[2] / "book" / "_data" / "hellinger_audits.json"
+#: Where :func:`store_audits` keeps the summaries of the full-size runs (a small JSON file shipped
+#: with the package, read by chapter 12): ``hellinger_audits.json`` beside this module.
+AUDIT_RESULTS = Path(__file__).resolve().with_name("hellinger_audits.json")
 
 #: The runs :func:`store_audits` knows: name -> the arguments of :func:`full_audit`.
 RUNS = {"full": {}, "sweep": SWEEP}

@@ -40,7 +40,8 @@ names = wheel.namelist()
 need = ["dirichlet_mechanism/__init__.py", "dirichlet_mechanism/_version.py", "dirichlet_mechanism/py.typed",
         "dirichlet_mechanism/models/counts.py", "dirichlet_mechanism/models/naive_bayes/binning.py",
         "dirichlet_mechanism/experiments/__init__.py", "dirichlet_mechanism/experiments/cli.py",
-        "dirichlet_mechanism/experiments/__main__.py"]
+        "dirichlet_mechanism/experiments/__main__.py",
+        "dirichlet_mechanism/experiments/hellinger_audits.json"]   # chapter 12 reads it (load_audits)
 missing = [n for n in need if n not in names]
 assert not missing, f"the wheel lacks {missing}"
 assert not [n for n in names if n.startswith("lib/")], "the wheel installs a package lib"
@@ -119,6 +120,8 @@ PY
 "$tmp/venv/bin/dirichlet-experiments" --version
 "$tmp/venv/bin/dirichlet-experiments" run --help >/dev/null
 "$tmp/venv/bin/python" -m dirichlet_mechanism.experiments --version >/dev/null
+# the stored summaries of the full-size Hellinger audits that chapter 12 reads ship as package data
+"$tmp/venv/bin/python" -c 'from dirichlet_mechanism.experiments import hellinger as hx; assert set(hx.load_audits()) == set(hx.RUNS)'
 t0=$(date +%s%N); "$tmp/venv/bin/dirichlet-experiments" run --help >/dev/null; t1=$(date +%s%N)
 echo "check_wheel: dirichlet-experiments run --help took $(( (t1 - t0) / 1000000 )) ms"
 "$tmp/venv/bin/python" - <<'PY'
